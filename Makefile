@@ -1,0 +1,30 @@
+# Two entry points for a fresh machine with Python 3.11:
+#   make demo  -- set up .venv and run the main job
+#   make test  -- set up .venv and run the whole test suite
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[all]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/energyopt demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check energyopt tests benchmarks
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/pem_exact.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info
