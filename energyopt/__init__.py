@@ -1,0 +1,40 @@
+"""energyopt: exact formulations beside published heuristics for GPU training energy.
+
+One entry point::
+
+    import energyopt
+    result = energyopt.solve(instance, method="highs", time_limit=60)
+
+Families: ``energyopt.pipeline`` (PEM: Perseus, EnvPipe, Zeus baselines),
+``energyopt.capacity`` (ANDREAS), ``energyopt.powercap`` (PowerFlow),
+``energyopt.tuning`` (Zeus recurring jobs).
+"""
+
+from energyopt.core import (
+    FrontierPoint,
+    InstanceError,
+    Result,
+    SolutionStatus,
+    TerminationReason,
+    gap,
+    get_method,
+    load_instance,
+    methods,
+    solve,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FrontierPoint",
+    "InstanceError",
+    "Result",
+    "SolutionStatus",
+    "TerminationReason",
+    "__version__",
+    "gap",
+    "get_method",
+    "load_instance",
+    "methods",
+    "solve",
+]

@@ -1,0 +1,56 @@
+"""The ``energyopt`` command line.
+
+Subcommands live next to what they run: each module in :data:`SUBCOMMAND_MODULES`
+defines ``register(subparsers)`` that adds its subcommands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from energyopt.core.instance import InstanceError
+
+SUBCOMMAND_MODULES = (
+    "energyopt.commands",
+    "energyopt.bench.cli",
+    "energyopt.profiles.cli",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="energyopt",
+        description="Exact formulations beside published heuristics for GPU training energy.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except (InstanceError, FileNotFoundError, ValueError) as exc:
+        print(f"energyopt {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"energyopt {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""What every family's instance shares: JSON round trip, content hash, clear load errors."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any, ClassVar
+
+#: Family name -> instance class, filled by the families' modules.
+INSTANCE_TYPES: dict[str, type[InstanceBase]] = {}
+
+
+class InstanceError(ValueError):
+    """Invalid instance data; the message names the source, the field and the value."""
+
+
+def check(condition: bool, field: str, value: Any, why: str) -> None:
+    """Raise :class:`InstanceError` naming ``field`` and ``value`` unless ``condition``."""
+    if not condition:
+        raise InstanceError(f"{field} = {value!r}: {why}")
+
+
+def finite_nonneg(field: str, value: Any) -> float:
+    """``value`` as a float, checked finite and >= 0."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InstanceError(f"{field} = {value!r}: not a number") from None
+    check(math.isfinite(x), field, value, "must be finite")
+    check(x >= 0, field, value, "must be non-negative")
+    return x
+
+
+class InstanceBase:
+    """Mixin for frozen instance dataclasses.
+
+    Subclasses define ``family``, ``to_dict()`` and ``from_dict()``; the dictionary
+    holds plain JSON types only and starts with ``{"family": ..., "version": 1}``.
+    """
+
+    family: ClassVar[str]
+    format_version: ClassVar[int] = 1
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "family" in cls.__dict__:
+            INSTANCE_TYPES[cls.family] = cls
+
+    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> InstanceBase:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def to_json(self, path: str | Path | None = None, *, indent: int | None = 1) -> str:
+        """The instance as JSON text; also written to ``path`` when given."""
+        text = json.dumps(self.to_dict(), indent=indent, sort_keys=False)
+        if path is not None:
+            Path(path).write_text(text + "\n")
+        return text
+
+    @classmethod
+    def from_json(cls, source: str | Path) -> InstanceBase:
+        """Read an instance from a JSON file path or JSON text."""
+        return _load(source, expected=cls)
+
+    @property
+    def instance_id(self) -> str:
+        """Stable content hash: the same data gives the same id on every machine."""
+        canon = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canon.encode()).hexdigest()[:16]
+
+
+def load_instance(source: str | Path) -> InstanceBase:
+    """Read an instance of any family from a JSON file (or JSON text)."""
+    return _load(source, expected=None)
+
+
+def _load(source: str | Path, expected: type[InstanceBase] | None) -> InstanceBase:
+    from energyopt.core.registry import FAMILY_MODULES
+    from energyopt.core.registry import _load as load_family
+
+    where = "<text>"
+    if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith("{")):
+        where = str(source)
+        try:
+            text = Path(source).read_text()
+        except OSError as exc:
+            raise InstanceError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    else:
+        text = str(source)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InstanceError(f"{where}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(data, dict):
+        raise InstanceError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    family = data.get("family")
+    if family not in FAMILY_MODULES:
+        raise InstanceError(
+            f"{where}: field 'family' = {family!r}: not one of {', '.join(sorted(FAMILY_MODULES))}"
+        )
+    load_family(family)
+    cls = INSTANCE_TYPES.get(family)
+    if cls is None:
+        raise InstanceError(f"{where}: family {family!r} has no instance type installed")
+    if expected is not None and cls is not expected:
+        raise InstanceError(f"{where}: holds a {family!r} instance, not a {expected.family!r} one")
+    try:
+        return cls.from_dict(data)
+    except InstanceError as exc:
+        raise InstanceError(f"{where}: {exc}") from None
+    except (KeyError, TypeError, ValueError) as exc:
+        what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise InstanceError(f"{where}: {what}") from None

@@ -1,0 +1,148 @@
+"""Per-family registry of methods, and the one entry point :func:`solve`."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import time
+from collections.abc import Callable
+from typing import Any
+
+from energyopt.core.result import Result
+from energyopt.core.status import SolutionStatus, TerminationReason
+
+#: Family name -> module whose import registers that family's methods.
+FAMILY_MODULES: dict[str, str] = {
+    "pipeline": "energyopt.pipeline",
+    "capacity": "energyopt.capacity",
+    "powercap": "energyopt.powercap",
+    "tuning": "energyopt.tuning",
+}
+
+MethodFunction = Callable[..., Result]
+
+
+@dataclasses.dataclass(frozen=True)
+class Method:
+    """A registered method.
+
+    ``function(instance, *, time_limit, seed, **options) -> Result``.
+    """
+
+    family: str
+    name: str
+    function: MethodFunction
+    exact: bool
+    frontier: bool = False
+    description: str = ""
+
+
+_REGISTRY: dict[str, dict[str, Method]] = {}
+
+
+class EvaluationMismatchError(AssertionError):
+    """A solver's own objective disagrees with the family's evaluator: a modelling bug."""
+
+
+def register(
+    family: str, name: str, *, exact: bool, frontier: bool = False, description: str = ""
+) -> Callable[[MethodFunction], MethodFunction]:
+    """Class the decorated function as method ``name`` of ``family``."""
+
+    def deco(fn: MethodFunction) -> MethodFunction:
+        methods = _REGISTRY.setdefault(family, {})
+        if name in methods and methods[name].function is not fn:
+            raise ValueError(f"method {name!r} is already registered for family {family!r}")
+        doc = description or ((fn.__doc__ or "").strip().splitlines() or [""])[0]
+        methods[name] = Method(family, name, fn, exact, frontier, doc)
+        return fn
+
+    return deco
+
+
+def _load(family: str) -> None:
+    if family not in FAMILY_MODULES:
+        raise ValueError(f"unknown family {family!r}; known: {', '.join(sorted(FAMILY_MODULES))}")
+    try:
+        importlib.import_module(FAMILY_MODULES[family])
+    except ModuleNotFoundError as exc:
+        if exc.name != FAMILY_MODULES[family]:
+            raise
+
+
+def methods(family: str) -> dict[str, Method]:
+    """All methods registered for ``family``, by name."""
+    _load(family)
+    return dict(_REGISTRY.get(family, {}))
+
+
+def get_method(family: str, name: str) -> Method:
+    """The method ``name`` of ``family``; a clear error listing the known ones otherwise."""
+    known = methods(family)
+    if name not in known:
+        raise ValueError(
+            f"unknown method {name!r} for family {family!r}; known: {', '.join(sorted(known))}"
+        )
+    return known[name]
+
+
+def solve(
+    instance: Any,
+    method: str,
+    *,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    **options: Any,
+) -> Result:
+    """Solve ``instance`` with the registered ``method`` of its family.
+
+    Parameters
+    ----------
+    instance
+        An instance of any family (it names its family in ``instance.family``).
+    method
+        A method name registered for that family (see :func:`methods`).
+    time_limit
+        Wall-clock seconds the method may use; ``None`` for no limit.
+    seed
+        Random seed for randomized methods (and solver seeds).
+    **options
+        Method-specific options, recorded in ``Result.options``.
+
+    Returns
+    -------
+    Result
+        Solver failures and time limits come back as results with the matching
+        termination reason and solution status; they are never raised. An
+        objective that disagrees with the evaluator raises
+        :class:`EvaluationMismatchError`, as it is a bug.
+    """
+    family = getattr(instance, "family", None)
+    if family is None:
+        raise TypeError(f"{type(instance).__name__} is not a problem instance (no .family)")
+    m = get_method(family, method)
+    if time_limit is not None and not time_limit > 0:
+        raise ValueError(f"time_limit must be positive, got {time_limit!r}")
+    try:
+        inspect.signature(m.function).bind(instance, time_limit=time_limit, seed=seed, **options)
+    except TypeError as exc:
+        raise ValueError(f"method {method!r} of family {family!r}: {exc}") from None
+    tick = time.perf_counter()
+    try:
+        result = m.function(instance, time_limit=time_limit, seed=seed, **options)
+    except (EvaluationMismatchError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        result = Result(
+            family=family,
+            instance_id=instance.instance_id,
+            method=method,
+            termination=TerminationReason.ERROR,
+            status=SolutionStatus.NONE,
+            options=dict(options),
+            seed=seed,
+            message=f"{type(exc).__name__}: {exc}",
+        )
+    runtime = time.perf_counter() - tick
+    return dataclasses.replace(result, runtime_s=runtime, options=dict(options), seed=seed)

@@ -1,0 +1,148 @@
+"""The result of one method on one instance."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from typing import Any
+
+from energyopt.core.gap import gap
+from energyopt.core.status import SolutionStatus, TerminationReason
+
+
+@dataclasses.dataclass(frozen=True)
+class FrontierPoint:
+    """One point of a time-energy frontier: the deadline, its energy, the decisions."""
+
+    deadline_s: float
+    objective: float
+    solution: Any = None
+    bound: float | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Result:
+    """What any method returns.
+
+    Attributes
+    ----------
+    family
+        Problem family (``"pipeline"``, ``"capacity"``, ``"powercap"``, ``"tuning"``).
+    instance_id
+        Content hash of the instance (see ``Instance.instance_id``).
+    method
+        Registered method name.
+    termination
+        Why the method stopped.
+    status
+        What the method has to show.
+    objective
+        The evaluator's objective of ``solution``; ``None`` without a solution.
+    bound
+        Proven lower bound (exact methods); ``None`` when none is known, never 0.
+    runtime_s
+        Wall-clock seconds of the method, model building included.
+    solver
+        Name of the underlying solver (``"highs"``, ``"cp-sat"``, ``"python"``).
+    solver_version
+        Its version string.
+    options
+        The options the method ran with.
+    seed
+        Random seed (``None`` for deterministic methods).
+    solution
+        The decisions, in the family's own solution type.
+    frontier
+        For frontier methods: the points, fastest first.
+    message
+        Free text: error message, notes.
+    extra
+        Method-specific figures (node counts, iterations, ...).
+    """
+
+    family: str
+    instance_id: str
+    method: str
+    termination: TerminationReason
+    status: SolutionStatus
+    objective: float | None = None
+    bound: float | None = None
+    runtime_s: float = 0.0
+    solver: str = "python"
+    solver_version: str = ""
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    seed: int | None = None
+    solution: Any = None
+    frontier: tuple[FrontierPoint, ...] = ()
+    message: str = ""
+    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def gap(self) -> float | None:
+        """Gap of ``objective`` against this result's own ``bound`` (see :func:`gap`)."""
+        return gap(self.objective, self.bound)
+
+    @property
+    def has_solution(self) -> bool:
+        return self.status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (solutions through their ``to_dict`` when they have one)."""
+        return {
+            "family": self.family,
+            "instance_id": self.instance_id,
+            "method": self.method,
+            "termination": self.termination.value,
+            "status": self.status.value,
+            "objective": _num(self.objective),
+            "bound": _num(self.bound),
+            "gap": _num(self.gap),
+            "runtime_s": self.runtime_s,
+            "solver": self.solver,
+            "solver_version": self.solver_version,
+            "options": _jsonable(self.options),
+            "seed": self.seed,
+            "solution": _jsonable(self.solution),
+            "frontier": [
+                {
+                    "deadline_s": p.deadline_s,
+                    "objective": p.objective,
+                    "bound": _num(p.bound),
+                    "solution": _jsonable(p.solution),
+                }
+                for p in self.frontier
+            ],
+            "message": self.message,
+            "extra": _jsonable(self.extra),
+        }
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.to_dict(), **kwargs)
+
+
+def _num(x: float | None) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _jsonable(obj: Any) -> Any:
+    if obj is None or isinstance(obj, (str, bool, int)):
+        return obj
+    if isinstance(obj, float):
+        return _num(obj)
+    if hasattr(obj, "to_dict"):
+        return _jsonable(obj.to_dict())
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return _jsonable(dataclasses.asdict(obj))
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    if hasattr(obj, "item"):
+        return obj.item()
+    return str(obj)

@@ -1,0 +1,189 @@
+"""The independent PEM evaluator: iteration time and energy from the choices alone.
+
+Every PEM method is scored here. Nothing in this module looks at solver output
+other than the option chosen for each computation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from energyopt.core.instance import InstanceError
+from energyopt.pipeline.instance import PemInstance
+
+#: Relative tolerance on the deadline: solvers work in floating point.
+DEADLINE_RTOL = 1e-9
+
+
+@dataclasses.dataclass(frozen=True)
+class PemSolution:
+    """One option index per computation (index into that computation's option table)."""
+
+    choice: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"choice": list(self.choice)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PemSolution:
+        return cls(tuple(int(k) for k in data["choice"]))
+
+    @classmethod
+    def from_clocks(cls, instance: PemInstance, clocks: Sequence[int | None]) -> PemSolution:
+        """From an SM clock per computation (``None`` for single-option computations)."""
+        if len(clocks) != instance.num_computations:
+            raise InstanceError(
+                f"clocks: {len(clocks)} given for {instance.num_computations} computations"
+            )
+        choice = []
+        for i, f in enumerate(clocks):
+            table = instance.options(i)
+            if f is None and len(table) == 1:
+                choice.append(0)
+                continue
+            try:
+                choice.append(table.sm_clock_mhz.index(f))
+            except ValueError:
+                raise InstanceError(
+                    f"clocks[{i}] = {f!r}: not an option of {instance.computations[i].name} "
+                    f"(table {instance.computations[i].table!r})"
+                ) from None
+        return cls(tuple(choice))
+
+    def clocks(self, instance: PemInstance) -> list[int | None]:
+        return [instance.options(i).sm_clock_mhz[k] for i, k in enumerate(self.choice)]
+
+
+@dataclasses.dataclass(frozen=True)
+class PemEvaluation:
+    """What the evaluator computes.
+
+    Attributes
+    ----------
+    feasible
+        Valid choices and an iteration time within the deadline.
+    iteration_time_s
+        Makespan: the longest path through the DAG with the chosen times.
+    horizon_s
+        T in the energy formula: the deadline, or the makespan without one.
+    computation_energy_j
+        Sum of the chosen options' energies.
+    blocking_energy_j
+        ``P_blocking * (S * T - sum of chosen times)`` (Perseus Eqs. 3-4).
+    energy_j
+        Their sum: the PEM objective.
+    start_s
+        Earliest start of each computation.
+    violations
+        Why the solution is infeasible (empty when feasible).
+    """
+
+    feasible: bool
+    iteration_time_s: float
+    horizon_s: float
+    computation_energy_j: float
+    blocking_energy_j: float
+    energy_j: float
+    start_s: np.ndarray
+    violations: tuple[str, ...] = ()
+
+
+def evaluate(
+    instance: PemInstance, solution: PemSolution | Sequence[int], deadline_s: float | None = ...,  # type: ignore[assignment]
+) -> PemEvaluation:
+    """Iteration time and energy of ``solution`` on ``instance``.
+
+    Parameters
+    ----------
+    instance
+        The PEM instance.
+    solution
+        A :class:`PemSolution` or a sequence of option indices.
+    deadline_s
+        Overrides the instance's deadline; ``None`` means "no deadline" (the energy
+        is counted up to the makespan). By default the instance's own deadline.
+    """
+    choice = solution.choice if isinstance(solution, PemSolution) else tuple(solution)
+    if deadline_s is ...:
+        deadline_s = instance.deadline_s
+    n = instance.num_computations
+    violations: list[str] = []
+    if len(choice) != n:
+        raise InstanceError(f"solution: {len(choice)} choices for {n} computations")
+    times = np.empty(n)
+    energies = np.empty(n)
+    for i, k in enumerate(choice):
+        t_opts = instance.option_times[i]
+        if not (0 <= int(k) < len(t_opts)):
+            raise InstanceError(
+                f"solution.choice[{i}] = {k!r}: {instance.computations[i].name} has "
+                f"{len(t_opts)} option(s)"
+            )
+        times[i] = t_opts[k]
+        energies[i] = instance.option_energies[i][k]
+    start = np.zeros(n)
+    finish = np.zeros(n)
+    preds = instance.predecessors
+    for i in instance.topological_order:
+        p = preds[i]
+        s = max(finish[j] for j in p) if p else 0.0
+        start[i] = s
+        finish[i] = s + times[i]
+    makespan = float(finish.max())
+    horizon = makespan
+    if deadline_s is not None:
+        if makespan > deadline_s * (1 + DEADLINE_RTOL):
+            violations.append(f"iteration time {makespan:.9g} s exceeds the deadline {deadline_s:.9g} s")
+        horizon = max(float(deadline_s), makespan)
+    comp_e = float(energies.sum())
+    block_e = instance.p_blocking_w * (instance.num_stages * horizon - float(times.sum()))
+    return PemEvaluation(
+        feasible=not violations,
+        iteration_time_s=makespan,
+        horizon_s=horizon,
+        computation_energy_j=comp_e,
+        blocking_energy_j=block_e,
+        energy_j=comp_e + block_e,
+        start_s=start,
+        violations=tuple(violations),
+    )
+
+
+def fastest_choice(instance: PemInstance) -> PemSolution:
+    """Every computation at its fastest option (ties: least energy)."""
+    return PemSolution(tuple(
+        int(np.lexsort((instance.option_energies[i], instance.option_times[i]))[0])
+        for i in range(instance.num_computations)
+    ))
+
+
+def uniform_clock_choice(instance: PemInstance, clock_mhz: int) -> PemSolution:
+    """Every computation at ``clock_mhz`` (single-option computations at their only option)."""
+    return PemSolution.from_clocks(
+        instance,
+        [None if len(instance.options(i)) == 1 and instance.options(i).sm_clock_mhz[0] is None
+         else clock_mhz for i in range(instance.num_computations)],
+    )
+
+
+def min_energy_choice(instance: PemInstance) -> PemSolution:
+    """Every computation at its least effective-energy option (ties: fastest).
+
+    Its makespan is the slowest iteration time worth considering: beyond it the
+    energy only grows with P_b S T (the start of the Perseus frontier crawl).
+    """
+    return PemSolution(tuple(
+        int(np.lexsort((instance.option_times[i], instance.effective_energy(i)))[0])
+        for i in range(instance.num_computations)
+    ))
+
+
+def deadline_between(instance: PemInstance, fraction: float = 0.5) -> float:
+    """``T_fast + fraction * (T_min_energy - T_fast)``: a deadline between the extremes."""
+    t_fast = evaluate(instance, fastest_choice(instance), None).iteration_time_s
+    t_slow = evaluate(instance, min_energy_choice(instance), None).iteration_time_s
+    return t_fast + fraction * (t_slow - t_fast)

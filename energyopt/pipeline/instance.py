@@ -1,0 +1,279 @@
+"""The PEM instance: a DAG of computations, their options, and the blocking power."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from energyopt.core.instance import InstanceBase, InstanceError, check, finite_nonneg
+from energyopt.pipeline.options import OptionTable
+from energyopt.pipeline.schedules import SCHEDULES, Computation, build_dag
+
+
+@dataclasses.dataclass(frozen=True)
+class FilterReport:
+    """What :meth:`PemInstance.filter_dominated` removed, per option table."""
+
+    kept: Mapping[str, int]
+    dropped: Mapping[str, tuple[int | None, ...]]
+    index: Mapping[str, tuple[int, ...]]
+    """Per table, the original index of each kept option."""
+
+    def to_original(self, instance: PemInstance, choice: tuple[int, ...]) -> tuple[int, ...]:
+        """Map option indices of the filtered instance back to the original tables."""
+        return tuple(self.index[c.table][k] for c, k in zip(instance.computations, choice))
+
+    @property
+    def num_dropped(self) -> int:
+        return sum(len(v) for v in self.dropped.values())
+
+    def __str__(self) -> str:
+        lines = [f"dominance filter dropped {self.num_dropped} option(s)"]
+        for name, clocks in self.dropped.items():
+            if clocks:
+                lines.append(f"  {name}: kept {self.kept[name]}, dropped clocks {list(clocks)}")
+        return "\n".join(lines)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PemInstance(InstanceBase):
+    """Pipeline Energy Minimization (Perseus Section 4.1, Eqs. 1-5).
+
+    Parameters
+    ----------
+    num_stages
+        S, the number of pipeline stages (one GPU each).
+    computations
+        The DAG's nodes; a computation's index in this tuple is its id.
+    edges
+        Precedence pairs ``(i, j)``: j starts after i ends.
+    tables
+        Option tables by name; each computation names one.
+    p_blocking_w
+        Power a GPU draws while it waits (P_blocking, Perseus Eq. 4).
+    deadline_s
+        Iteration-time deadline T; ``None`` asks for the minimal-energy iteration.
+    schedule
+        ``"1f1b"`` or ``"gpipe"`` when the DAG was built from a schedule (then it
+        is stored compactly), ``"explicit"`` otherwise.
+    num_microbatches
+        M, for schedule-built DAGs.
+    name, source
+        Free text: a label and where the options come from (``simulated`` for
+        synthetic data).
+    """
+
+    family = "pipeline"
+
+    num_stages: int
+    computations: tuple[Computation, ...]
+    edges: tuple[tuple[int, int], ...]
+    tables: Mapping[str, OptionTable]
+    p_blocking_w: float
+    deadline_s: float | None = None
+    schedule: str = "explicit"
+    num_microbatches: int | None = None
+    name: str = ""
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tables", MappingProxyType(dict(self.tables)))
+        object.__setattr__(self, "computations", tuple(self.computations))
+        object.__setattr__(self, "edges", tuple((int(a), int(b)) for a, b in self.edges))
+        self._validate()
+
+    # -- construction -------------------------------------------------------------
+    @classmethod
+    def from_schedule(
+        cls,
+        schedule: str,
+        num_stages: int,
+        num_microbatches: int,
+        tables: Mapping[str, OptionTable],
+        p_blocking_w: float,
+        deadline_s: float | None = None,
+        name: str = "",
+        source: str = "",
+    ) -> PemInstance:
+        """Instance of a synchronous schedule; ``tables`` keyed ``s{stage}/{forward|backward}``."""
+        if schedule not in SCHEDULES:
+            raise InstanceError(f"schedule = {schedule!r}: unknown; known: {', '.join(SCHEDULES)}")
+        try:
+            comps, edges = build_dag(schedule, num_stages, num_microbatches)
+        except ValueError as exc:
+            raise InstanceError(str(exc)) from None
+        return cls(
+            num_stages, comps, edges, tables, p_blocking_w, deadline_s, schedule,
+            int(num_microbatches), name, source,
+        )
+
+    def with_deadline(self, deadline_s: float | None) -> PemInstance:
+        """The same instance with another deadline."""
+        return dataclasses.replace(self, deadline_s=deadline_s)
+
+    def _validate(self) -> None:
+        check(isinstance(self.num_stages, int) and self.num_stages >= 1, "num_stages",
+              self.num_stages, "must be an integer >= 1")
+        object.__setattr__(self, "p_blocking_w", finite_nonneg("p_blocking_w", self.p_blocking_w))
+        if self.deadline_s is not None:
+            d = finite_nonneg("deadline_s", self.deadline_s)
+            check(d > 0, "deadline_s", self.deadline_s, "must be positive")
+            object.__setattr__(self, "deadline_s", d)
+        check(len(self.computations) > 0, "computations", [], "the DAG has no computation")
+        check(self.schedule in (*SCHEDULES, "explicit"), "schedule", self.schedule,
+              f"must be one of {', '.join((*SCHEDULES, 'explicit'))}")
+        for name, table in self.tables.items():
+            check(isinstance(table, OptionTable), f"tables[{name!r}]", table, "not an OptionTable")
+            table.validate(f"tables[{name!r}]")
+        n = len(self.computations)
+        for i, c in enumerate(self.computations):
+            check(isinstance(c.stage, int) and 0 <= c.stage < self.num_stages,
+                  f"computations[{i}].stage", c.stage,
+                  f"unknown stage (the instance has stages 0..{self.num_stages - 1})")
+            check(c.table in self.tables, f"computations[{i}].table", c.table,
+                  "no option table of that name")
+        for k, (a, b) in enumerate(self.edges):
+            check(0 <= a < n and 0 <= b < n, f"edges[{k}]", (a, b),
+                  f"refers to a computation outside 0..{n - 1}")
+            check(a != b, f"edges[{k}]", (a, b), "a self-loop")
+        order = _topological_order(n, self.edges)
+        if order is None:
+            raise InstanceError("edges: the graph has a cycle; a pipeline iteration must be a DAG")
+        object.__setattr__(self, "_topo", order)
+
+    # -- arrays used by the evaluator and the solvers -------------------------------
+    @functools.cached_property
+    def topological_order(self) -> np.ndarray:
+        return np.asarray(self._topo, dtype=np.int64)
+
+    @functools.cached_property
+    def predecessors(self) -> tuple[tuple[int, ...], ...]:
+        preds: list[list[int]] = [[] for _ in self.computations]
+        for a, b in self.edges:
+            preds[b].append(a)
+        return tuple(tuple(p) for p in preds)
+
+    @functools.cached_property
+    def successors(self) -> tuple[tuple[int, ...], ...]:
+        succ: list[list[int]] = [[] for _ in self.computations]
+        for a, b in self.edges:
+            succ[a].append(b)
+        return tuple(tuple(s) for s in succ)
+
+    def options(self, i: int) -> OptionTable:
+        """Option table of computation ``i``."""
+        return self.tables[self.computations[i].table]
+
+    @functools.cached_property
+    def option_times(self) -> tuple[np.ndarray, ...]:
+        return tuple(np.asarray(self.options(i).time_s) for i in range(len(self.computations)))
+
+    @functools.cached_property
+    def option_energies(self) -> tuple[np.ndarray, ...]:
+        return tuple(np.asarray(self.options(i).energy_j) for i in range(len(self.computations)))
+
+    @property
+    def num_computations(self) -> int:
+        return len(self.computations)
+
+    def effective_energy(self, i: int) -> np.ndarray:
+        """``e - P_blocking * t`` of each option of computation ``i`` (Perseus Eq. 4)."""
+        return self.option_energies[i] - self.p_blocking_w * self.option_times[i]
+
+    # -- dominance filtering ----------------------------------------------------------
+    def filter_dominated(self) -> tuple[PemInstance, FilterReport]:
+        """Drop options that are slower and not cheaper in effective energy.
+
+        The optimum is unchanged (an optimal choice never needs a dominated option),
+        so exact methods may run on the filtered instance; the report says what went.
+        """
+        new_tables, kept, dropped, index = {}, {}, {}, {}
+        for name, table in self.tables.items():
+            keep, drop = table.pareto(self.p_blocking_w)
+            new_tables[name] = table.subset(keep)
+            kept[name] = len(keep)
+            dropped[name] = tuple(table.sm_clock_mhz[k] for k in drop)
+            index[name] = tuple(keep)
+        inst = dataclasses.replace(self, tables=new_tables)
+        report = FilterReport(MappingProxyType(kept), MappingProxyType(dropped), MappingProxyType(index))
+        return inst, report
+
+    # -- JSON ---------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "family": self.family,
+            "version": self.format_version,
+            "name": self.name,
+            "source": self.source,
+            "num_stages": self.num_stages,
+            "schedule": self.schedule,
+            "num_microbatches": self.num_microbatches,
+            "p_blocking_w": self.p_blocking_w,
+            "deadline_s": self.deadline_s,
+            "tables": {k: v.to_dict() for k, v in self.tables.items()},
+        }
+        if self.schedule == "explicit":
+            data["computations"] = [dataclasses.asdict(c) for c in self.computations]
+            data["edges"] = [list(e) for e in self.edges]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PemInstance:
+        tables_raw = data["tables"]
+        if not isinstance(tables_raw, dict):
+            raise InstanceError(f"tables = {type(tables_raw).__name__}: expected an object")
+        tables = {k: OptionTable.from_dict(v, f"tables[{k!r}]") for k, v in tables_raw.items()}
+        common = dict(
+            tables=tables,
+            p_blocking_w=data["p_blocking_w"],
+            deadline_s=data.get("deadline_s"),
+            name=data.get("name", ""),
+            source=data.get("source", ""),
+        )
+        schedule = data.get("schedule", "explicit")
+        if schedule != "explicit":
+            return cls.from_schedule(schedule, data["num_stages"], data["num_microbatches"], **common)
+        comps = []
+        for k, c in enumerate(data["computations"]):
+            try:
+                comps.append(Computation(int(c["stage"]), str(c["kind"]),
+                                         None if c.get("microbatch") is None else int(c["microbatch"]),
+                                         str(c["table"])))
+            except KeyError as exc:
+                raise InstanceError(f"computations[{k}]: missing field {exc}") from None
+        return cls(int(data["num_stages"]), tuple(comps), tuple(map(tuple, data["edges"])),
+                   schedule="explicit", num_microbatches=data.get("num_microbatches"), **common)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PemInstance) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(self.instance_id)
+
+    def __repr__(self) -> str:
+        what = self.schedule if self.schedule == "explicit" else f"{self.schedule} {self.num_stages}x{self.num_microbatches}"
+        return (f"PemInstance({self.name or what!r}, {self.num_computations} computations, "
+                f"p_blocking_w={self.p_blocking_w}, deadline_s={self.deadline_s})")
+
+
+def _topological_order(n: int, edges: tuple[tuple[int, int], ...]) -> list[int] | None:
+    indeg = [0] * n
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for a, b in edges:
+        succ[a].append(b)
+        indeg[b] += 1
+    stack = [i for i in range(n) if indeg[i] == 0]
+    order = []
+    while stack:
+        i = stack.pop()
+        order.append(i)
+        for j in succ[i]:
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                stack.append(j)
+    return order if len(order) == n else None

@@ -1,0 +1,102 @@
+"""Execution options of a computation: (SM clock, time, energy) measured on the GPU."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from energyopt.core.instance import InstanceError
+
+
+@dataclasses.dataclass(frozen=True)
+class OptionTable:
+    """The options of one kind of computation, one entry per SM clock.
+
+    A computation whose time does not depend on the clock (data loading, a slow
+    link: Perseus 4.4) has a single option with ``sm_clock_mhz = None``.
+    """
+
+    sm_clock_mhz: tuple[int | None, ...]
+    time_s: tuple[float, ...]
+    energy_j: tuple[float, ...]
+
+    def validate(self, where: str) -> None:
+        n = len(self.time_s)
+        if n == 0:
+            raise InstanceError(f"{where}: empty option set")
+        if len(self.energy_j) != n or len(self.sm_clock_mhz) != n:
+            raise InstanceError(
+                f"{where}: sm_clock_mhz, time_s and energy_j have different lengths "
+                f"({len(self.sm_clock_mhz)}, {n}, {len(self.energy_j)})"
+            )
+        for k, (f, t, e) in enumerate(zip(self.sm_clock_mhz, self.time_s, self.energy_j)):
+            if not (isinstance(t, float) and math.isfinite(t) and t >= 0):
+                raise InstanceError(f"{where}.time_s[{k}] = {t!r}: must be a finite number >= 0")
+            if not (isinstance(e, float) and math.isfinite(e) and e >= 0):
+                raise InstanceError(f"{where}.energy_j[{k}] = {e!r}: must be a finite number >= 0")
+            if f is not None and not (isinstance(f, int) and f > 0):
+                raise InstanceError(f"{where}.sm_clock_mhz[{k}] = {f!r}: must be a positive integer")
+        clocks = [f for f in self.sm_clock_mhz if f is not None]
+        if len(set(clocks)) != len(clocks):
+            raise InstanceError(f"{where}.sm_clock_mhz = {list(self.sm_clock_mhz)}: repeated clock")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], where: str = "table") -> OptionTable:
+        def col(name: str, conv: Any) -> tuple:
+            if name not in data:
+                raise InstanceError(f"{where}: missing field {name!r}")
+            vals = data[name]
+            if not isinstance(vals, list):
+                raise InstanceError(f"{where}.{name} = {vals!r}: expected a list")
+            out = []
+            for k, v in enumerate(vals):
+                try:
+                    out.append(conv(v))
+                except (TypeError, ValueError):
+                    raise InstanceError(f"{where}.{name}[{k}] = {v!r}: not a number") from None
+            return tuple(out)
+
+        table = cls(
+            col("sm_clock_mhz", lambda v: None if v is None else int(v)),
+            col("time_s", float),
+            col("energy_j", float),
+        )
+        table.validate(where)
+        return table
+
+    def to_dict(self) -> dict[str, list]:
+        return {
+            "sm_clock_mhz": list(self.sm_clock_mhz),
+            "time_s": list(self.time_s),
+            "energy_j": list(self.energy_j),
+        }
+
+    def __len__(self) -> int:
+        return len(self.time_s)
+
+    def pareto(self, p_blocking_w: float) -> tuple[list[int], list[int]]:
+        """Indices kept and dropped by dominance filtering.
+
+        Option k is dominated when another option is no slower and has no higher
+        *effective* energy ``e - P_blocking * t`` (Perseus Eq. 4), one of the two
+        strictly. Effective energy is what the objective charges a computation,
+        since a GPU that finishes early draws blocking power until the deadline.
+        Of exact ties the fastest-clock option is kept.
+        """
+        eff = [e - p_blocking_w * t for t, e in zip(self.time_s, self.energy_j)]
+        order = sorted(range(len(self)), key=lambda k: (self.time_s[k], eff[k], -(self.sm_clock_mhz[k] or 0)))
+        keep, best = [], math.inf
+        for k in order:
+            if eff[k] < best - 1e-12:
+                keep.append(k)
+                best = eff[k]
+        dropped = sorted(set(range(len(self))) - set(keep))
+        return sorted(keep, key=lambda k: self.time_s[k]), dropped
+
+    def subset(self, idx: list[int]) -> OptionTable:
+        return OptionTable(
+            tuple(self.sm_clock_mhz[k] for k in idx),
+            tuple(self.time_s[k] for k in idx),
+            tuple(self.energy_j[k] for k in idx),
+        )

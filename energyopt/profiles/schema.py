@@ -1,0 +1,105 @@
+"""The one profile schema that every producer writes and every family reads.
+
+A profile is a tidy table with one row per measured setting:
+
+============  =====================================================================
+column        meaning
+============  =====================================================================
+gpu           GPU model name as NVML reports it (e.g. ``NVIDIA A100-SXM4-40GB``)
+knob          what was swept: ``sm_clock_mhz`` or ``power_limit_w``
+knob_value    its value (MHz or W)
+workload      what ran (e.g. ``gpt3-175b``, ``cifar100/shufflenetv2``, ``matmul``)
+operation     which part of it (``forward``, ``backward``, ``epoch``, ``iteration``, ...)
+batch_size    batch size of one ``operation`` (0 when not applicable)
+time_s        seconds of one ``operation``
+energy_j      joules of one ``operation``
+samples       how many repetitions the figures average (>= 1)
+source        ``nvml``, ``simulated``, ``zeus-trace``, ``perseus-profile``, ...
+============  =====================================================================
+
+Optional columns: ``stage`` (pipeline stage), ``num_gpus`` (GPUs the operation
+ran on), ``power_w`` (mean power). Table-level metadata (GPU name, driver
+version, collection date, sampling period) goes in ``DataFrame.attrs`` and in a
+JSON sidecar file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from energyopt.core.instance import InstanceError
+
+COLUMNS: tuple[str, ...] = (
+    "gpu", "knob", "knob_value", "workload", "operation", "batch_size",
+    "time_s", "energy_j", "samples", "source",
+)
+OPTIONAL_COLUMNS: tuple[str, ...] = ("stage", "num_gpus", "power_w")
+KNOBS: tuple[str, ...] = ("sm_clock_mhz", "power_limit_w")
+
+
+def validate_profile(df: pd.DataFrame, where: str = "profile") -> pd.DataFrame:
+    """Check a profile table and return it with canonical dtypes and column order.
+
+    Raises
+    ------
+    InstanceError
+        Naming ``where``, the row and the column of the first bad value.
+    """
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise InstanceError(f"{where}: missing column(s) {', '.join(missing)}")
+    if df.empty:
+        raise InstanceError(f"{where}: no rows")
+    out = df.copy()
+    for col in ("knob_value", "time_s", "energy_j"):
+        out[col] = pd.to_numeric(out[col], errors="coerce")
+    for col in ("batch_size", "samples"):
+        out[col] = pd.to_numeric(out[col], errors="coerce")
+    for idx, row in out.iterrows():
+        if row["knob"] not in KNOBS:
+            raise InstanceError(f"{where}, row {idx}: knob = {row['knob']!r}: expected one of {KNOBS}")
+        for col in ("knob_value", "time_s", "energy_j", "batch_size", "samples"):
+            v = row[col]
+            if v is None or not math.isfinite(float(v)) or float(v) < 0:
+                raise InstanceError(
+                    f"{where}, row {idx}: {col} = {df.loc[idx, col]!r}: must be a finite number >= 0"
+                )
+        if row["samples"] < 1:
+            raise InstanceError(f"{where}, row {idx}: samples = {row['samples']!r}: must be >= 1")
+    out["batch_size"] = out["batch_size"].astype(int)
+    out["samples"] = out["samples"].astype(int)
+    extra = [c for c in out.columns if c not in COLUMNS]
+    return out[list(COLUMNS) + extra]
+
+
+def write_profile(df: pd.DataFrame, path: str | Path, metadata: dict[str, Any] | None = None) -> Path:
+    """Write a profile as CSV or Parquet (by suffix), metadata into ``<path>.meta.json``."""
+    path = Path(path)
+    df = validate_profile(df, str(path))
+    if path.suffix == ".parquet":
+        df.to_parquet(path, index=False)
+    else:
+        df.to_csv(path, index=False)
+    meta = {**df.attrs, **(metadata or {})}
+    if meta:
+        Path(str(path) + ".meta.json").write_text(json.dumps(meta, indent=1, default=str) + "\n")
+    return path
+
+
+def read_profile(path: str | Path) -> pd.DataFrame:
+    """Read a profile written by :func:`write_profile` (metadata into ``attrs``)."""
+    path = Path(path)
+    try:
+        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    except (OSError, ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise InstanceError(f"{path}: cannot read profile: {exc}") from None
+    df = validate_profile(df, str(path))
+    meta = Path(str(path) + ".meta.json")
+    if meta.exists():
+        df.attrs.update(json.loads(meta.read_text()))
+    return df
