@@ -15,14 +15,29 @@ from energyopt.core.table import result_table
 def register(sub: Any) -> None:
     p = sub.add_parser("solve", help="solve one instance with one or more methods")
     p.add_argument("instance", help="instance JSON file (any family)")
-    p.add_argument("--method", "-m", action="append", required=True,
-                   help="method name; repeat for several (see 'energyopt methods')")
-    p.add_argument("--deadline", type=float, default=None,
-                   help="pipeline family: iteration-time deadline in seconds (overrides the file's)")
+    p.add_argument(
+        "--method",
+        "-m",
+        action="append",
+        required=True,
+        help="method name; repeat for several (see 'energyopt methods')",
+    )
+    p.add_argument(
+        "--deadline",
+        type=float,
+        default=None,
+        help="pipeline family: iteration-time deadline in seconds (overrides the file's)",
+    )
     p.add_argument("--time-limit", type=float, default=None, help="seconds per method")
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE",
-                   help="method option, VALUE parsed as JSON when it can be (repeatable)")
+    p.add_argument(
+        "--option",
+        "-o",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="method option, VALUE parsed as JSON when it can be (repeatable)",
+    )
     p.add_argument("--json", action="store_true", help="print results as JSON lines")
     p.set_defaults(func=_solve)
 
@@ -54,8 +69,10 @@ def _solve(args: argparse.Namespace) -> int:
             raise ValueError(f"--deadline applies to the pipeline family, not {instance.family!r}")
         instance = instance.with_deadline(args.deadline)
     options = _parse_options(args.option)
-    results = [solve(instance, m, time_limit=args.time_limit, seed=args.seed, **options)
-               for m in args.method]
+    results = [
+        solve(instance, m, time_limit=args.time_limit, seed=args.seed, **options)
+        for m in args.method
+    ]
     if args.json:
         for r in results:
             print(r.to_json())

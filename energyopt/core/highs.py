@@ -38,7 +38,9 @@ class SolverOutcome:
 def highs_version() -> str:
     import highspy
 
-    return f"{highspy.HIGHS_VERSION_MAJOR}.{highspy.HIGHS_VERSION_MINOR}.{highspy.HIGHS_VERSION_PATCH}"
+    return (
+        f"{highspy.HIGHS_VERSION_MAJOR}.{highspy.HIGHS_VERSION_MINOR}.{highspy.HIGHS_VERSION_PATCH}"
+    )
 
 
 def _termination_from_pyomo(tc: Any) -> TerminationReason:

@@ -84,7 +84,9 @@ def _load(source: str | Path, expected: type[InstanceBase] | None) -> InstanceBa
     from energyopt.core.registry import _load as load_family
 
     where = "<text>"
-    if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith("{")):
+    if isinstance(source, Path) or (
+        isinstance(source, str) and not source.lstrip().startswith("{")
+    ):
         where = str(source)
         try:
             text = Path(source).read_text()

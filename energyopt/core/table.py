@@ -29,11 +29,19 @@ def result_table(results: Iterable[Result]) -> str:
     rows = []
     for r in results:
         g = r.gap
-        rows.append([
-            r.method, r.termination.value, r.status.value, r.objective, r.bound,
-            None if g is None else f"{100 * g:.4f}%", f"{r.runtime_s:.3f}",
-            f"{r.solver} {r.solver_version}".strip(),
-        ])
+        rows.append(
+            [
+                r.method,
+                r.termination.value,
+                r.status.value,
+                r.objective,
+                r.bound,
+                None if g is None else f"{100 * g:.4f}%",
+                f"{r.runtime_s:.3f}",
+                f"{r.solver} {r.solver_version}".strip(),
+            ]
+        )
     return format_table(
-        ["method", "termination", "status", "objective", "bound", "gap", "runtime_s", "solver"], rows
+        ["method", "termination", "status", "objective", "bound", "gap", "runtime_s", "solver"],
+        rows,
     )

@@ -37,7 +37,9 @@ def _ticks(x: float, resolution: float, up: bool) -> int:
 def _units(c: float, unit: float, primal: bool) -> int:
     # The primal model only needs a good ordering of costs; the bound model must not overstate them.
     q = c / unit
-    return int(round(q)) if primal or abs(q - round(q)) <= 1e-9 * max(1.0, abs(q)) else math.floor(q)
+    return (
+        int(round(q)) if primal or abs(q - round(q)) <= 1e-9 * max(1.0, abs(q)) else math.floor(q)
+    )
 
 
 def build_cp_model(
@@ -54,9 +56,14 @@ def build_cp_model(
 
     model = cp_model.CpModel()
     n = instance.num_computations
-    dur = [[_ticks(float(t), resolution_s, round_up) for t in instance.option_times[i]] for i in range(n)]
-    cost = [[_units(float(c), energy_unit_j, round_up) for c in instance.effective_energy(i)]
-            for i in range(n)]
+    dur = [
+        [_ticks(float(t), resolution_s, round_up) for t in instance.option_times[i]]
+        for i in range(n)
+    ]
+    cost = [
+        [_units(float(c), energy_unit_j, round_up) for c in instance.effective_energy(i)]
+        for i in range(n)
+    ]
     horizon = sum(max(d) for d in dur)
     if deadline_s is not None:
         horizon = min(horizon, _ticks(deadline_s, resolution_s, up=False))
@@ -112,8 +119,14 @@ def solve_cpsat(
     bound on the exact optimum in joules (or ``None``).
     """
     budget = time_limit
-    model, v = build_cp_model(instance, deadline_s, resolution_s=resolution_s,
-                              energy_unit_j=energy_unit_j, round_up=True, hint=hint)
+    model, v = build_cp_model(
+        instance,
+        deadline_s,
+        resolution_s=resolution_s,
+        energy_unit_j=energy_unit_j,
+        round_up=True,
+        hint=hint,
+    )
     t_primal = None if budget is None else (budget / 2 if bound_model else budget)
     outcome, solver = solve_with_cpsat(model, time_limit=t_primal, workers=workers, seed=seed)
     choice = None
@@ -123,8 +136,14 @@ def solve_cpsat(
     exact_scaling = _scaling_is_exact(instance, deadline_s, resolution_s, energy_unit_j)
     if bound_model and not exact_scaling:
         rest = None if budget is None else max(0.1, budget - outcome.runtime_s)
-        bmodel, _ = build_cp_model(instance, deadline_s, resolution_s=resolution_s,
-                                   energy_unit_j=energy_unit_j, round_up=False, hint=choice)
+        bmodel, _ = build_cp_model(
+            instance,
+            deadline_s,
+            resolution_s=resolution_s,
+            energy_unit_j=energy_unit_j,
+            round_up=False,
+            hint=choice,
+        )
         b_out, _ = solve_with_cpsat(bmodel, time_limit=rest, workers=workers, seed=seed)
         if b_out.bound is not None and b_out.termination.value != "error":
             bound = _to_joules(instance, deadline_s, b_out.bound, energy_unit_j)
@@ -138,8 +157,11 @@ def _to_joules(instance: PemInstance, deadline_s: float | None, value: float, un
     return value * unit + const
 
 
-def _scaling_is_exact(instance: PemInstance, deadline_s: float | None, res: float, unit: float) -> bool:
+def _scaling_is_exact(
+    instance: PemInstance, deadline_s: float | None, res: float, unit: float
+) -> bool:
     """True when every time, the deadline and every effective energy are on the integer grids."""
+
     def on_grid(x: float, step: float) -> bool:
         q = x / step
         return abs(q - round(q)) <= 1e-9 * max(1.0, abs(q))
@@ -150,7 +172,8 @@ def _scaling_is_exact(instance: PemInstance, deadline_s: float | None, res: floa
             return False
     elif not on_grid(deadline_s, res):
         return False
-    return all(
-        on_grid(float(t), res) for ts in instance.option_times for t in ts
-    ) and all(on_grid(float(c), unit) for i in range(instance.num_computations)
-              for c in instance.effective_energy(i))
+    return all(on_grid(float(t), res) for ts in instance.option_times for t in ts) and all(
+        on_grid(float(c), unit)
+        for i in range(instance.num_computations)
+        for c in instance.effective_energy(i)
+    )

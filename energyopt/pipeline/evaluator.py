@@ -93,7 +93,9 @@ class PemEvaluation:
 
 
 def evaluate(
-    instance: PemInstance, solution: PemSolution | Sequence[int], deadline_s: float | None = ...,  # type: ignore[assignment]
+    instance: PemInstance,
+    solution: PemSolution | Sequence[int],
+    deadline_s: float | None = ...,  # type: ignore[assignment]
 ) -> PemEvaluation:
     """Iteration time and energy of ``solution`` on ``instance``.
 
@@ -137,7 +139,9 @@ def evaluate(
     horizon = makespan
     if deadline_s is not None:
         if makespan > deadline_s * (1 + DEADLINE_RTOL):
-            violations.append(f"iteration time {makespan:.9g} s exceeds the deadline {deadline_s:.9g} s")
+            violations.append(
+                f"iteration time {makespan:.9g} s exceeds the deadline {deadline_s:.9g} s"
+            )
         horizon = max(float(deadline_s), makespan)
     comp_e = float(energies.sum())
     block_e = instance.p_blocking_w * (instance.num_stages * horizon - float(times.sum()))
@@ -155,18 +159,24 @@ def evaluate(
 
 def fastest_choice(instance: PemInstance) -> PemSolution:
     """Every computation at its fastest option (ties: least energy)."""
-    return PemSolution(tuple(
-        int(np.lexsort((instance.option_energies[i], instance.option_times[i]))[0])
-        for i in range(instance.num_computations)
-    ))
+    return PemSolution(
+        tuple(
+            int(np.lexsort((instance.option_energies[i], instance.option_times[i]))[0])
+            for i in range(instance.num_computations)
+        )
+    )
 
 
 def uniform_clock_choice(instance: PemInstance, clock_mhz: int) -> PemSolution:
     """Every computation at ``clock_mhz`` (single-option computations at their only option)."""
     return PemSolution.from_clocks(
         instance,
-        [None if len(instance.options(i)) == 1 and instance.options(i).sm_clock_mhz[0] is None
-         else clock_mhz for i in range(instance.num_computations)],
+        [
+            None
+            if len(instance.options(i)) == 1 and instance.options(i).sm_clock_mhz[0] is None
+            else clock_mhz
+            for i in range(instance.num_computations)
+        ],
     )
 
 
@@ -176,10 +186,12 @@ def min_energy_choice(instance: PemInstance) -> PemSolution:
     Its makespan is the slowest iteration time worth considering: beyond it the
     energy only grows with P_b S T (the start of the Perseus frontier crawl).
     """
-    return PemSolution(tuple(
-        int(np.lexsort((instance.option_times[i], instance.effective_energy(i)))[0])
-        for i in range(instance.num_computations)
-    ))
+    return PemSolution(
+        tuple(
+            int(np.lexsort((instance.option_times[i], instance.effective_energy(i)))[0])
+            for i in range(instance.num_computations)
+        )
+    )
 
 
 def deadline_between(instance: PemInstance, fraction: float = 0.5) -> float:

@@ -24,8 +24,13 @@ from energyopt.pipeline.instance import PemInstance
 FAMILY = "pipeline"
 
 
-@register(FAMILY, "exact-frontier", exact=True, frontier=True,
-          description="Exact frontier: epsilon-constraint over deadlines")
+@register(
+    FAMILY,
+    "exact-frontier",
+    exact=True,
+    frontier=True,
+    description="Exact frontier: epsilon-constraint over deadlines",
+)
 def exact_frontier(
     instance: PemInstance,
     *,
@@ -65,22 +70,32 @@ def exact_frontier(
         if left is not None and left <= 0:
             termination, message = TerminationReason.TIME_LIMIT, "time limit reached mid-frontier"
             break
-        res = solve(instance.with_deadline(deadline), solver, time_limit=left, seed=seed, **solver_options)
+        res = solve(
+            instance.with_deadline(deadline), solver, time_limit=left, seed=seed, **solver_options
+        )
         if not res.has_solution:
             if res.termination is not TerminationReason.INFEASIBLE:
-                termination, message = res.termination, f"stopped at deadline {deadline}: {res.message}"
+                termination, message = (
+                    res.termination,
+                    f"stopped at deadline {deadline}: {res.message}",
+                )
             break
         ev = evaluate(instance, res.solution, None)
         bound = None
         if res.bound is not None:
             # The solve's bound is at its deadline; shift it to the makespan (same C(x) bound).
             at = deadline if deadline is not None else ev.iteration_time_s
-            bound = res.bound - instance.p_blocking_w * instance.num_stages * (at - ev.iteration_time_s)
+            bound = res.bound - instance.p_blocking_w * instance.num_stages * (
+                at - ev.iteration_time_s
+            )
         points.append(FrontierPoint(ev.iteration_time_s, ev.energy_j, res.solution, bound))
         if res.status is not SolutionStatus.OPTIMAL:
             termination = res.termination
         if len(points) >= max_points:
-            termination, message = TerminationReason.ITERATION_LIMIT, f"stopped after {max_points} points"
+            termination, message = (
+                TerminationReason.ITERATION_LIMIT,
+                f"stopped after {max_points} points",
+            )
             break
         deadline = ev.iteration_time_s - step_s
         if deadline < t_fast * (1 - 1e-12):
@@ -94,11 +109,26 @@ def exact_frontier(
         solution = pick.solution
         objective = evaluate(instance, pick.solution).energy_j
         bound = objective if termination is TerminationReason.OPTIMAL else None
-    status = SolutionStatus.NONE if objective is None else (
-        SolutionStatus.OPTIMAL if termination is TerminationReason.OPTIMAL else SolutionStatus.FEASIBLE)
+    status = (
+        SolutionStatus.NONE
+        if objective is None
+        else (
+            SolutionStatus.OPTIMAL
+            if termination is TerminationReason.OPTIMAL
+            else SolutionStatus.FEASIBLE
+        )
+    )
     return Result(
-        family=FAMILY, instance_id=instance.instance_id, method="exact-frontier",
-        termination=termination, status=status, objective=objective, bound=bound,
-        solver=solver, solution=solution, frontier=tuple(points), message=message,
+        family=FAMILY,
+        instance_id=instance.instance_id,
+        method="exact-frontier",
+        termination=termination,
+        status=status,
+        objective=objective,
+        bound=bound,
+        solver=solver,
+        solution=solution,
+        frontier=tuple(points),
+        message=message,
         extra={"num_points": len(points)},
     )

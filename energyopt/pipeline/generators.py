@@ -15,8 +15,13 @@ from energyopt.pipeline.schedules import BACKWARD, FORWARD, Computation, stage_t
 SYNTHETIC_CLOCKS = (1410, 210)
 
 
-def synthetic_table(rng: np.random.Generator, base_time_s: float, num_clocks: int,
-                    f_max: int = SYNTHETIC_CLOCKS[0], f_min: int = 810) -> OptionTable:
+def synthetic_table(
+    rng: np.random.Generator,
+    base_time_s: float,
+    num_clocks: int,
+    f_max: int = SYNTHETIC_CLOCKS[0],
+    f_min: int = 810,
+) -> OptionTable:
     """Options of one computation from a simple DVFS model (simulated, not measured).
 
     Time grows as the clock drops, with a memory-bound share that does not scale;
@@ -57,9 +62,16 @@ def synthetic_instance(
     for s in range(num_stages):
         fwd = 0.02 * rng.uniform(0.8, 1.2)
         tables[stage_table(s, FORWARD)] = synthetic_table(rng, fwd, num_clocks)
-        tables[stage_table(s, BACKWARD)] = synthetic_table(rng, fwd * rng.uniform(1.8, 2.2), num_clocks)
+        tables[stage_table(s, BACKWARD)] = synthetic_table(
+            rng, fwd * rng.uniform(1.8, 2.2), num_clocks
+        )
     return PemInstance.from_schedule(
-        schedule, num_stages, num_microbatches, tables, p_blocking_w, deadline_s,
+        schedule,
+        num_stages,
+        num_microbatches,
+        tables,
+        p_blocking_w,
+        deadline_s,
         name=f"synthetic {schedule} {num_stages}x{num_microbatches} k{num_clocks} seed{seed}",
         source=f"simulated (energyopt.pipeline.generators.synthetic_instance, seed={seed})",
     )
@@ -86,21 +98,35 @@ def random_dag_instance(
     rng = np.random.default_rng(seed)
     n = num_computations
     perm = rng.permutation(n)
-    edges = [(int(perm[a]), int(perm[b])) for a in range(n) for b in range(a + 1, n)
-             if rng.random() < edge_probability]
+    edges = [
+        (int(perm[a]), int(perm[b]))
+        for a in range(n)
+        for b in range(a + 1, n)
+        if rng.random() < edge_probability
+    ]
     comps, tables = [], {}
     for i in range(n):
         k = int(rng.integers(1, max_options + 1))
         t = np.sort(rng.integers(5, 60, size=k)) * time_grid_s
         # Faster options cost more energy, with noise so that some are dominated.
-        e = (np.sort(rng.integers(10, 90, size=k))[::-1] + rng.integers(0, 25, size=k)) * 1000 * energy_grid_j
+        e = (
+            (np.sort(rng.integers(10, 90, size=k))[::-1] + rng.integers(0, 25, size=k))
+            * 1000
+            * energy_grid_j
+        )
         clocks = tuple(int(1400 - 100 * j) for j in range(k))
         name = f"c{i}"
         tables[name] = OptionTable(clocks, tuple(float(x) for x in t), tuple(float(x) for x in e))
         comps.append(Computation(int(rng.integers(0, num_stages)), "compute", i, name))
-    inst = PemInstance(num_stages, tuple(comps), tuple(edges), tables, p_blocking_w,
-                       name=f"random dag n{n} k{max_options} seed{seed}",
-                       source=f"simulated (energyopt.pipeline.generators.random_dag_instance, seed={seed})")
+    inst = PemInstance(
+        num_stages,
+        tuple(comps),
+        tuple(edges),
+        tables,
+        p_blocking_w,
+        name=f"random dag n{n} k{max_options} seed{seed}",
+        source=f"simulated (energyopt.pipeline.generators.random_dag_instance, seed={seed})",
+    )
     if deadline_fraction is None:
         return inst
     from energyopt.pipeline.evaluator import deadline_between

@@ -108,8 +108,16 @@ class PemInstance(InstanceBase):
         except ValueError as exc:
             raise InstanceError(str(exc)) from None
         return cls(
-            num_stages, comps, edges, tables, p_blocking_w, deadline_s, schedule,
-            int(num_microbatches), name, source,
+            num_stages,
+            comps,
+            edges,
+            tables,
+            p_blocking_w,
+            deadline_s,
+            schedule,
+            int(num_microbatches),
+            name,
+            source,
         )
 
     def with_deadline(self, deadline_s: float | None) -> PemInstance:
@@ -117,29 +125,48 @@ class PemInstance(InstanceBase):
         return dataclasses.replace(self, deadline_s=deadline_s)
 
     def _validate(self) -> None:
-        check(isinstance(self.num_stages, int) and self.num_stages >= 1, "num_stages",
-              self.num_stages, "must be an integer >= 1")
+        check(
+            isinstance(self.num_stages, int) and self.num_stages >= 1,
+            "num_stages",
+            self.num_stages,
+            "must be an integer >= 1",
+        )
         object.__setattr__(self, "p_blocking_w", finite_nonneg("p_blocking_w", self.p_blocking_w))
         if self.deadline_s is not None:
             d = finite_nonneg("deadline_s", self.deadline_s)
             check(d > 0, "deadline_s", self.deadline_s, "must be positive")
             object.__setattr__(self, "deadline_s", d)
         check(len(self.computations) > 0, "computations", [], "the DAG has no computation")
-        check(self.schedule in (*SCHEDULES, "explicit"), "schedule", self.schedule,
-              f"must be one of {', '.join((*SCHEDULES, 'explicit'))}")
+        check(
+            self.schedule in (*SCHEDULES, "explicit"),
+            "schedule",
+            self.schedule,
+            f"must be one of {', '.join((*SCHEDULES, 'explicit'))}",
+        )
         for name, table in self.tables.items():
             check(isinstance(table, OptionTable), f"tables[{name!r}]", table, "not an OptionTable")
             table.validate(f"tables[{name!r}]")
         n = len(self.computations)
         for i, c in enumerate(self.computations):
-            check(isinstance(c.stage, int) and 0 <= c.stage < self.num_stages,
-                  f"computations[{i}].stage", c.stage,
-                  f"unknown stage (the instance has stages 0..{self.num_stages - 1})")
-            check(c.table in self.tables, f"computations[{i}].table", c.table,
-                  "no option table of that name")
+            check(
+                isinstance(c.stage, int) and 0 <= c.stage < self.num_stages,
+                f"computations[{i}].stage",
+                c.stage,
+                f"unknown stage (the instance has stages 0..{self.num_stages - 1})",
+            )
+            check(
+                c.table in self.tables,
+                f"computations[{i}].table",
+                c.table,
+                "no option table of that name",
+            )
         for k, (a, b) in enumerate(self.edges):
-            check(0 <= a < n and 0 <= b < n, f"edges[{k}]", (a, b),
-                  f"refers to a computation outside 0..{n - 1}")
+            check(
+                0 <= a < n and 0 <= b < n,
+                f"edges[{k}]",
+                (a, b),
+                f"refers to a computation outside 0..{n - 1}",
+            )
             check(a != b, f"edges[{k}]", (a, b), "a self-loop")
         order = _topological_order(n, self.edges)
         if order is None:
@@ -200,7 +227,9 @@ class PemInstance(InstanceBase):
             dropped[name] = tuple(table.sm_clock_mhz[k] for k in drop)
             index[name] = tuple(keep)
         inst = dataclasses.replace(self, tables=new_tables)
-        report = FilterReport(MappingProxyType(kept), MappingProxyType(dropped), MappingProxyType(index))
+        report = FilterReport(
+            MappingProxyType(kept), MappingProxyType(dropped), MappingProxyType(index)
+        )
         return inst, report
 
     # -- JSON ---------------------------------------------------------------------------
@@ -237,17 +266,30 @@ class PemInstance(InstanceBase):
         )
         schedule = data.get("schedule", "explicit")
         if schedule != "explicit":
-            return cls.from_schedule(schedule, data["num_stages"], data["num_microbatches"], **common)
+            return cls.from_schedule(
+                schedule, data["num_stages"], data["num_microbatches"], **common
+            )
         comps = []
         for k, c in enumerate(data["computations"]):
             try:
-                comps.append(Computation(int(c["stage"]), str(c["kind"]),
-                                         None if c.get("microbatch") is None else int(c["microbatch"]),
-                                         str(c["table"])))
+                comps.append(
+                    Computation(
+                        int(c["stage"]),
+                        str(c["kind"]),
+                        None if c.get("microbatch") is None else int(c["microbatch"]),
+                        str(c["table"]),
+                    )
+                )
             except KeyError as exc:
                 raise InstanceError(f"computations[{k}]: missing field {exc}") from None
-        return cls(int(data["num_stages"]), tuple(comps), tuple(map(tuple, data["edges"])),
-                   schedule="explicit", num_microbatches=data.get("num_microbatches"), **common)
+        return cls(
+            int(data["num_stages"]),
+            tuple(comps),
+            tuple(map(tuple, data["edges"])),
+            schedule="explicit",
+            num_microbatches=data.get("num_microbatches"),
+            **common,
+        )
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PemInstance) and self.to_dict() == other.to_dict()
@@ -256,9 +298,15 @@ class PemInstance(InstanceBase):
         return hash(self.instance_id)
 
     def __repr__(self) -> str:
-        what = self.schedule if self.schedule == "explicit" else f"{self.schedule} {self.num_stages}x{self.num_microbatches}"
-        return (f"PemInstance({self.name or what!r}, {self.num_computations} computations, "
-                f"p_blocking_w={self.p_blocking_w}, deadline_s={self.deadline_s})")
+        what = (
+            self.schedule
+            if self.schedule == "explicit"
+            else f"{self.schedule} {self.num_stages}x{self.num_microbatches}"
+        )
+        return (
+            f"PemInstance({self.name or what!r}, {self.num_computations} computations, "
+            f"p_blocking_w={self.p_blocking_w}, deadline_s={self.deadline_s})"
+        )
 
 
 def _topological_order(n: int, edges: tuple[tuple[int, int], ...]) -> list[int] | None:

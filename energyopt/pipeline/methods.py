@@ -49,9 +49,9 @@ def pem_result(
             raise EvaluationMismatchError(
                 f"{method}: solution rejected by the evaluator: {'; '.join(ev.violations)}"
             )
-        if solver_objective is not None and abs(solver_objective - ev.energy_j) > OBJECTIVE_RTOL * max(
-            1.0, abs(ev.energy_j)
-        ):
+        if solver_objective is not None and abs(
+            solver_objective - ev.energy_j
+        ) > OBJECTIVE_RTOL * max(1.0, abs(ev.energy_j)):
             raise EvaluationMismatchError(
                 f"{method}: solver objective {solver_objective!r} J but the evaluator gives "
                 f"{ev.energy_j!r} J"
@@ -60,7 +60,9 @@ def pem_result(
         status = SolutionStatus.OPTIMAL if proven_optimal else SolutionStatus.FEASIBLE
         extra.update(iteration_time_s=ev.iteration_time_s)
     if bound is not None and objective is not None and bound > objective * (1 + 1e-7) + 1e-9:
-        raise EvaluationMismatchError(f"{method}: bound {bound} J above its own objective {objective} J")
+        raise EvaluationMismatchError(
+            f"{method}: bound {bound} J above its own objective {objective} J"
+        )
     return Result(
         family=FAMILY,
         instance_id=instance.instance_id,
@@ -77,14 +79,27 @@ def pem_result(
     )
 
 
-def _outcome_result(instance: PemInstance, method: str, outcome: SolverOutcome,
-                    choice: tuple[int, ...] | None, bound: float | None,
-                    solver_objective: float | None, extra: dict[str, Any]) -> Result:
+def _outcome_result(
+    instance: PemInstance,
+    method: str,
+    outcome: SolverOutcome,
+    choice: tuple[int, ...] | None,
+    bound: float | None,
+    solver_objective: float | None,
+    extra: dict[str, Any],
+) -> Result:
     proven = outcome.termination is TerminationReason.OPTIMAL and choice is not None
     return pem_result(
-        instance, method, choice, termination=outcome.termination, proven_optimal=proven,
-        bound=bound, solver_objective=solver_objective, solver=outcome.solver,
-        solver_version=outcome.solver_version, message=outcome.message,
+        instance,
+        method,
+        choice,
+        termination=outcome.termination,
+        proven_optimal=proven,
+        bound=bound,
+        solver_objective=solver_objective,
+        solver=outcome.solver,
+        solver_version=outcome.solver_version,
+        message=outcome.message,
         extra={**outcome.extra, **extra},
     )
 
@@ -114,17 +129,28 @@ def solve_highs(
     if warm_start and T is not None:
         ws = slack_descent(work, T)
         if ws is not None:
-            start_values = _milp.warm_start_values(model, work, ws.choice, evaluate(work, ws).start_s)
-    outcome = solve_with_highs(model, time_limit=_remaining(time_limit, tick), rel_gap=rel_gap,
-                               threads=threads, warm_start=start_values)
+            start_values = _milp.warm_start_values(
+                model, work, ws.choice, evaluate(work, ws).start_s
+            )
+    outcome = solve_with_highs(
+        model,
+        time_limit=_remaining(time_limit, tick),
+        rel_gap=rel_gap,
+        threads=threads,
+        warm_start=start_values,
+    )
     choice = None
     if outcome.status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE):
         choice = _milp.read_choice(model, work)
         if report is not None:
             choice = report.to_original(instance, choice)
-    extra = {"formulation": formulation,
-             "options_dropped_by_filter": report.num_dropped if report else 0}
-    return _outcome_result(instance, "highs", outcome, choice, outcome.bound, outcome.objective, extra)
+    extra = {
+        "formulation": formulation,
+        "options_dropped_by_filter": report.num_dropped if report else 0,
+    }
+    return _outcome_result(
+        instance, "highs", outcome, choice, outcome.bound, outcome.objective, extra
+    )
 
 
 @register(FAMILY, "cpsat", exact=True, description="PEM in CP-SAT, times scaled to integer ticks")
@@ -149,14 +175,27 @@ def solve_cpsat(
         ws = slack_descent(work, T)
         hint = None if ws is None else ws.choice
     outcome, choice, bound = _cpsat.solve_cpsat(
-        work, T, time_limit=_remaining(time_limit, tick), seed=seed, resolution_s=resolution_s,
-        energy_unit_j=energy_unit_j, workers=workers, hint=hint, bound_model=bound_model,
+        work,
+        T,
+        time_limit=_remaining(time_limit, tick),
+        seed=seed,
+        resolution_s=resolution_s,
+        energy_unit_j=energy_unit_j,
+        workers=workers,
+        hint=hint,
+        bound_model=bound_model,
     )
     if choice is not None and report is not None:
         choice = report.to_original(instance, choice)
     res = pem_result(
-        instance, "cpsat", choice, termination=outcome.termination, bound=bound,
-        solver=outcome.solver, solver_version=outcome.solver_version, message=outcome.message,
+        instance,
+        "cpsat",
+        choice,
+        termination=outcome.termination,
+        bound=bound,
+        solver=outcome.solver,
+        solver_version=outcome.solver_version,
+        message=outcome.message,
         extra={**outcome.extra, "resolution_s": resolution_s, "energy_unit_j": energy_unit_j},
     )
     if res.termination is TerminationReason.OPTIMAL:
@@ -164,24 +203,40 @@ def solve_cpsat(
             res = replace(res, status=SolutionStatus.OPTIMAL)
         else:
             # Optimal for the rounded model only: the gap is what the time scaling costs.
-            res = replace(res, termination=TerminationReason.COMPLETED,
-                          message="optimal for the model with times rounded to the resolution")
+            res = replace(
+                res,
+                termination=TerminationReason.COMPLETED,
+                message="optimal for the model with times rounded to the resolution",
+            )
     elif res.termination is TerminationReason.INFEASIBLE and not _cpsat._scaling_is_exact(
         work, T, resolution_s, energy_unit_j
     ):
         # Times rounded up can miss a tight deadline that the exact times meet.
-        res = replace(res, termination=TerminationReason.UNKNOWN,
-                      message="infeasible with times rounded up to the resolution; "
-                              "use a finer resolution_s or the 'highs' method")
+        res = replace(
+            res,
+            termination=TerminationReason.UNKNOWN,
+            message="infeasible with times rounded up to the resolution; "
+            "use a finer resolution_s or the 'highs' method",
+        )
     return res
 
 
-@register(FAMILY, "bruteforce", exact=True, description="Every combination of options (tiny instances)")
-def solve_bruteforce(instance: PemInstance, *, time_limit: float | None = None,
-                     seed: int | None = None) -> Result:
+@register(
+    FAMILY, "bruteforce", exact=True, description="Every combination of options (tiny instances)"
+)
+def solve_bruteforce(
+    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
     """Exhaustive enumeration (at most 5 million combinations); exact by construction."""
     choice, energy = _bf.brute_force(instance, instance.deadline_s)
     if choice is None:
         return pem_result(instance, "bruteforce", None, termination=TerminationReason.INFEASIBLE)
-    return pem_result(instance, "bruteforce", choice, termination=TerminationReason.OPTIMAL,
-                      proven_optimal=True, bound=energy, solver_objective=energy)
+    return pem_result(
+        instance,
+        "bruteforce",
+        choice,
+        termination=TerminationReason.OPTIMAL,
+        proven_optimal=True,
+        bound=energy,
+        solver_objective=energy,
+    )

@@ -39,7 +39,9 @@ def build_model(
         raise ValueError(f"formulation = {formulation!r}: expected one of {FORMULATIONS}")
     m = pyo.ConcreteModel(name=f"PEM {instance.name}")
     m.I = pyo.RangeSet(0, instance.num_computations - 1)
-    m.IK = pyo.Set(dimen=2, initialize=[(i, k) for i in m.I for k in range(len(instance.option_times[i]))])
+    m.IK = pyo.Set(
+        dimen=2, initialize=[(i, k) for i in m.I for k in range(len(instance.option_times[i]))]
+    )
     m.formulation = formulation
     windows = time_windows(instance)
     _iteration_time(m, instance, deadline_s, windows)
@@ -57,7 +59,9 @@ def build_model(
     return m
 
 
-def _iteration_time(m: pyo.ConcreteModel, instance: PemInstance, deadline_s: float | None, windows: Any) -> None:
+def _iteration_time(
+    m: pyo.ConcreteModel, instance: PemInstance, deadline_s: float | None, windows: Any
+) -> None:
     if deadline_s is not None:
         m.T = pyo.Param(initialize=float(deadline_s), mutable=False)
     else:
@@ -78,8 +82,13 @@ def incremental_choice(m: pyo.ConcreteModel, instance: PemInstance) -> None:
 
     Options are indexed fastest first (ties by effective energy), so y is monotone.
     """
-    order = {i: sorted(range(len(instance.option_times[i])),
-                       key=lambda k, i=i: (instance.option_times[i][k], -k)) for i in m.I}
+    order = {
+        i: sorted(
+            range(len(instance.option_times[i])),
+            key=lambda k, i=i: (instance.option_times[i][k], -k),
+        )
+        for i in m.I
+    }
     m.option_rank = order
     steps = [(i, r) for i in m.I for r in range(1, len(order[i]))]
     m.Y = pyo.Set(dimen=2, initialize=steps)
@@ -103,11 +112,14 @@ def incremental_choice(m: pyo.ConcreteModel, instance: PemInstance) -> None:
 def _duration(m: pyo.ConcreteModel, instance: PemInstance) -> None:
     """(PEM-2) The duration of a computation is the time of its chosen option."""
     m.duration = pyo.Expression(
-        m.I, rule=lambda m, i: sum(float(t) * m.x[i, k] for k, t in enumerate(instance.option_times[i]))
+        m.I,
+        rule=lambda m, i: sum(float(t) * m.x[i, k] for k, t in enumerate(instance.option_times[i])),
     )
 
 
-def _start_times(m: pyo.ConcreteModel, instance: PemInstance, windows: Any, deadline_s: float | None) -> None:
+def _start_times(
+    m: pyo.ConcreteModel, instance: PemInstance, windows: Any, deadline_s: float | None
+) -> None:
     ub = None if deadline_s is None else windows.latest_start(deadline_s)
 
     def bounds(m: pyo.ConcreteModel, i: int) -> tuple[float, float | None]:
@@ -138,7 +150,9 @@ def time_window_eliminations(
         m.time_window = pyo.Constraint([], rule=lambda m, i, k: pyo.Constraint.Skip)
         return
     allowed = windows.allowed(instance, deadline_s)
-    banned = [(i, k) for i in m.I for k in range(len(instance.option_times[i])) if k not in allowed[i]]
+    banned = [
+        (i, k) for i in m.I for k in range(len(instance.option_times[i])) if k not in allowed[i]
+    ]
     m.time_window = pyo.Constraint(banned, rule=lambda m, i, k: m.x[i, k] == 0)
 
 
@@ -167,10 +181,10 @@ def warm_start_values(
     """Variable values of a known solution (a Pyomo ``ComponentMap``), for HiGHS' MIP start."""
     values: Any = ComponentMap()
     if m.formulation == "assignment":
-        for (i, k) in m.IK:
+        for i, k in m.IK:
             values[m.x[i, k]] = 1.0 if choice[i] == k else 0.0
     else:
-        for (i, r) in m.Y:
+        for i, r in m.Y:
             values[m.y[i, r]] = 1.0 if m.option_rank[i].index(choice[i]) >= r else 0.0
     for i in m.I:
         values[m.start[i]] = float(start[i])

@@ -36,7 +36,9 @@ class OptionTable:
             if not (isinstance(e, float) and math.isfinite(e) and e >= 0):
                 raise InstanceError(f"{where}.energy_j[{k}] = {e!r}: must be a finite number >= 0")
             if f is not None and not (isinstance(f, int) and f > 0):
-                raise InstanceError(f"{where}.sm_clock_mhz[{k}] = {f!r}: must be a positive integer")
+                raise InstanceError(
+                    f"{where}.sm_clock_mhz[{k}] = {f!r}: must be a positive integer"
+                )
         clocks = [f for f in self.sm_clock_mhz if f is not None]
         if len(set(clocks)) != len(clocks):
             raise InstanceError(f"{where}.sm_clock_mhz = {list(self.sm_clock_mhz)}: repeated clock")
@@ -85,7 +87,9 @@ class OptionTable:
         Of exact ties the fastest-clock option is kept.
         """
         eff = [e - p_blocking_w * t for t, e in zip(self.time_s, self.energy_j)]
-        order = sorted(range(len(self)), key=lambda k: (self.time_s[k], eff[k], -(self.sm_clock_mhz[k] or 0)))
+        order = sorted(
+            range(len(self)), key=lambda k: (self.time_s[k], eff[k], -(self.sm_clock_mhz[k] or 0))
+        )
         keep, best = [], math.inf
         for k in order:
             if eff[k] < best - 1e-12:

@@ -72,7 +72,9 @@ def read_perseus_profile(path: str | Path) -> dict[str, OptionTable]:
                 )
             vals[field] = v
         if stage < 0 or freq <= 0:
-            raise InstanceError(f"{path}, line {line}: stage = {stage}, frequency = {freq}: out of range")
+            raise InstanceError(
+                f"{path}, line {line}: stage = {stage}, frequency = {freq}: out of range"
+            )
         rows.setdefault(stage_table(stage, instr), []).append((freq, vals["time"], vals["energy"]))
     tables = {}
     for name, entries in sorted(rows.items()):
@@ -109,9 +111,19 @@ def instance_from_perseus_profile(
     for s in range(S):
         for kind in (FORWARD, BACKWARD):
             if stage_table(s, kind) not in tables:
-                raise InstanceError(f"{path}: stage {s} has no {kind!r} rows (needed for {S} stages)")
-    used = {stage_table(s, k): tables[stage_table(s, k)] for s in range(S) for k in (FORWARD, BACKWARD)}
+                raise InstanceError(
+                    f"{path}: stage {s} has no {kind!r} rows (needed for {S} stages)"
+                )
+    used = {
+        stage_table(s, k): tables[stage_table(s, k)] for s in range(S) for k in (FORWARD, BACKWARD)
+    }
     return PemInstance.from_schedule(
-        schedule, S, num_microbatches, used, p_blocking_w, deadline_s,
-        name=f"{Path(path).stem} {schedule} {S}x{num_microbatches}", source=str(Path(path).name),
+        schedule,
+        S,
+        num_microbatches,
+        used,
+        p_blocking_w,
+        deadline_s,
+        name=f"{Path(path).stem} {schedule} {S}x{num_microbatches}",
+        source=str(Path(path).name),
     )

@@ -37,7 +37,9 @@ def stage_table(stage: int, kind: str) -> str:
     return f"s{stage}/{kind}"
 
 
-def stage_order(schedule: str, num_stages: int, num_microbatches: int, stage: int) -> list[tuple[str, int]]:
+def stage_order(
+    schedule: str, num_stages: int, num_microbatches: int, stage: int
+) -> list[tuple[str, int]]:
     """The (kind, microbatch) sequence that ``stage`` runs in ``schedule``.
 
     - ``1f1b``: synchronous one-forward-one-backward (Perseus Fig. 6, EnvPipe Fig. 2):

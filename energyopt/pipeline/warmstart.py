@@ -15,12 +15,17 @@ from energyopt.pipeline.evaluator import PemSolution, fastest_choice
 from energyopt.pipeline.instance import PemInstance
 
 
-def slack_descent(instance: PemInstance, deadline_s: float, max_moves: int = 100_000) -> PemSolution | None:
+def slack_descent(
+    instance: PemInstance, deadline_s: float, max_moves: int = 100_000
+) -> PemSolution | None:
     """Greedy descent from the fastest choice; ``None`` when even that misses ``deadline_s``."""
     choice = list(fastest_choice(instance).choice)
     topo = instance.topological_order
     preds, succ = instance.predecessors, instance.successors
-    times, eff = instance.option_times, [instance.effective_energy(i) for i in range(instance.num_computations)]
+    times, eff = (
+        instance.option_times,
+        [instance.effective_energy(i) for i in range(instance.num_computations)],
+    )
     n = instance.num_computations
     tol = 1e-12 * max(1.0, deadline_s)
     for _ in range(max_moves):

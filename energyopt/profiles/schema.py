@@ -35,8 +35,16 @@ import pandas as pd
 from energyopt.core.instance import InstanceError
 
 COLUMNS: tuple[str, ...] = (
-    "gpu", "knob", "knob_value", "workload", "operation", "batch_size",
-    "time_s", "energy_j", "samples", "source",
+    "gpu",
+    "knob",
+    "knob_value",
+    "workload",
+    "operation",
+    "batch_size",
+    "time_s",
+    "energy_j",
+    "samples",
+    "source",
 )
 OPTIONAL_COLUMNS: tuple[str, ...] = ("stage", "num_gpus", "power_w")
 KNOBS: tuple[str, ...] = ("sm_clock_mhz", "power_limit_w")
@@ -62,7 +70,9 @@ def validate_profile(df: pd.DataFrame, where: str = "profile") -> pd.DataFrame:
         out[col] = pd.to_numeric(out[col], errors="coerce")
     for idx, row in out.iterrows():
         if row["knob"] not in KNOBS:
-            raise InstanceError(f"{where}, row {idx}: knob = {row['knob']!r}: expected one of {KNOBS}")
+            raise InstanceError(
+                f"{where}, row {idx}: knob = {row['knob']!r}: expected one of {KNOBS}"
+            )
         for col in ("knob_value", "time_s", "energy_j", "batch_size", "samples"):
             v = row[col]
             if v is None or not math.isfinite(float(v)) or float(v) < 0:
@@ -77,7 +87,9 @@ def validate_profile(df: pd.DataFrame, where: str = "profile") -> pd.DataFrame:
     return out[list(COLUMNS) + extra]
 
 
-def write_profile(df: pd.DataFrame, path: str | Path, metadata: dict[str, Any] | None = None) -> Path:
+def write_profile(
+    df: pd.DataFrame, path: str | Path, metadata: dict[str, Any] | None = None
+) -> Path:
     """Write a profile as CSV or Parquet (by suffix), metadata into ``<path>.meta.json``."""
     path = Path(path)
     df = validate_profile(df, str(path))
