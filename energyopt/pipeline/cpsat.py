@@ -38,7 +38,7 @@ def _units(c: float, unit: float, primal: bool) -> int:
     # The primal model only needs a good ordering of costs; the bound model must not overstate them.
     q = c / unit
     return (
-        int(round(q)) if primal or abs(q - round(q)) <= 1e-9 * max(1.0, abs(q)) else math.floor(q)
+        round(q) if primal or abs(q - round(q)) <= 1e-9 * max(1.0, abs(q)) else math.floor(q)
     )
 
 

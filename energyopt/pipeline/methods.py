@@ -1,4 +1,4 @@
-"""PEM methods in the registry: every one is scored by :func:`~energyopt.pipeline.evaluator.evaluate`."""
+"""PEM methods in the registry, each scored by :func:`energyopt.pipeline.evaluator.evaluate`."""
 
 from __future__ import annotations
 
@@ -166,7 +166,7 @@ def solve_cpsat(
     filter_dominated: bool = True,
     bound_model: bool = True,
 ) -> Result:
-    """PEM in CP-SAT (Sec. 4 of formulations/pem.md): primal model rounds times up, bound model down."""
+    """PEM in CP-SAT (formulations/pem.md, Sec. 4): times rounded up (primal), down (bound)."""
     tick = time.perf_counter()
     work, report = instance.filter_dominated() if filter_dominated else (instance, None)
     T = instance.deadline_s

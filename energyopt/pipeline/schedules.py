@@ -10,6 +10,7 @@ its own forward).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 FORWARD = "forward"
 BACKWARD = "backward"
@@ -88,7 +89,7 @@ def build_dag(
     edges: list[tuple[int, int]] = []
     for s in range(S):
         seq = orders[s]
-        for a, b in zip(seq, seq[1:]):
+        for a, b in itertools.pairwise(seq):
             edges.append((index[(s, *a)], index[(s, *b)]))
         for m in range(M):
             if s > 0:
