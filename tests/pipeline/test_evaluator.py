@@ -1,0 +1,79 @@
+import pytest
+
+from energyopt.core.instance import InstanceError
+from energyopt.pipeline import (
+    OptionTable,
+    PemInstance,
+    PemSolution,
+    evaluate,
+    instance_from_perseus_profile,
+    synthetic_instance,
+)
+from energyopt.pipeline.evaluator import uniform_clock_choice
+from energyopt.pipeline.schedules import Computation
+
+
+def fork_instance(deadline_s=3.0):
+    """r (stage 0, fixed 1 s, 10 J) -> p (stage 0) and q (stage 1); S = 2, P_b = 5 W.
+
+    p: (1 s, 20 J) or (2 s, 12 J); q: (1 s, 20 J) or (3 s, 8 J).
+    """
+    tables = {
+        "r": OptionTable((None,), (1.0,), (10.0,)),
+        "p": OptionTable((1400, 700), (1.0, 2.0), (20.0, 12.0)),
+        "q": OptionTable((1400, 500), (1.0, 3.0), (20.0, 8.0)),
+    }
+    comps = (
+        Computation(0, "load", None, "r"),
+        Computation(0, "forward", 0, "p"),
+        Computation(1, "forward", 0, "q"),
+    )
+    return PemInstance(2, comps, ((0, 1), (0, 2)), tables, 5.0, deadline_s)
+
+
+def test_hand_checked_energy():
+    inst = fork_instance()
+    # p slow, q fast: makespan 1 + max(2, 1) = 3 s. Energy 10 + 12 + 20 = 42 J of compute,
+    # blocking 5 W * (2 GPUs * 3 s - (1 + 2 + 1) s busy) = 10 J; total 52 J.
+    ev = evaluate(inst, PemSolution((0, 1, 0)))
+    assert ev.feasible
+    assert ev.iteration_time_s == pytest.approx(3.0)
+    assert ev.computation_energy_j == pytest.approx(42.0)
+    assert ev.blocking_energy_j == pytest.approx(10.0)
+    assert ev.energy_j == pytest.approx(52.0)
+    assert list(ev.start_s) == [0.0, 1.0, 1.0]
+
+
+def test_deadline_violation_and_no_deadline():
+    inst = fork_instance()
+    ev = evaluate(inst, PemSolution((0, 1, 1)))  # makespan 1 + 3 = 4 s > 3 s
+    assert not ev.feasible and "exceeds the deadline" in ev.violations[0]
+    # Without a deadline the energy counts to the makespan: 10+12+8 = 30 J compute,
+    # 5 W * (2 * 4 - (1 + 2 + 3)) = 10 J blocking; 40 J.
+    ev = evaluate(inst, PemSolution((0, 1, 1)), deadline_s=None)
+    assert ev.feasible and ev.energy_j == pytest.approx(40.0)
+
+
+def test_bad_solutions_are_clear_errors():
+    inst = fork_instance()
+    with pytest.raises(InstanceError, match="2 choices for 3"):
+        evaluate(inst, PemSolution((0, 1)))
+    with pytest.raises(InstanceError, match=r"choice\[2\] = 5"):
+        evaluate(inst, PemSolution((0, 0, 5)))
+    with pytest.raises(InstanceError, match=r"clocks\[1\] = 999"):
+        PemSolution.from_clocks(inst, [None, 999, 1400])
+
+
+def test_clock_round_trip():
+    inst = synthetic_instance(2, 3, 4, seed=0)
+    sol = uniform_clock_choice(inst, inst.options(0).sm_clock_mhz[1])
+    assert PemSolution.from_clocks(inst, sol.clocks(inst)) == sol
+
+
+def test_perseus_gpt3_all_max_clock(perseus_profile):
+    # Perseus GPT-3 175B on A100 SXM, 1F1B, 8 stages, 12 microbatches, all at 1410 MHz:
+    # the published data's README gives T = 2.8365 s and 7339 J with P_blocking = 83.64 W.
+    inst = instance_from_perseus_profile(perseus_profile, 12, p_blocking_w=83.64)
+    ev = evaluate(inst, uniform_clock_choice(inst, 1410))
+    assert float(f"{ev.iteration_time_s:.5g}") == 2.8365
+    assert float(f"{ev.energy_j:.4g}") == 7339

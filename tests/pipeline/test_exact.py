@@ -1,0 +1,157 @@
+"""Exact PEM methods: hand-checked optima, and MILP = CP-SAT = brute force on random DAGs."""
+
+import pytest
+
+import energyopt
+from energyopt.core.status import SolutionStatus, TerminationReason
+from energyopt.pipeline import OptionTable, PemInstance, random_dag_instance, synthetic_instance
+from energyopt.pipeline.evaluator import deadline_between
+from energyopt.pipeline.schedules import Computation
+
+EXACT = [("highs", {}), ("highs", {"formulation": "assignment"}), ("cpsat", {}), ("bruteforce", {})]
+
+
+def fork_instance(deadline_s):
+    """r (stage 0, fixed 1 s, 10 J) -> p (stage 0), q (stage 1); S = 2, P_b = 5 W.
+
+    Effective energies c = e - 5 t: r 5; p (1 s, 20 J) -> 15, (2 s, 12 J) -> 2;
+    q (1 s, 20 J) -> 15, (3 s, 8 J) -> -7. Energy = sum c + P_b S T = sum c + 10 T.
+    """
+    tables = {
+        "r": OptionTable((None,), (1.0,), (10.0,)),
+        "p": OptionTable((1400, 700), (1.0, 2.0), (20.0, 12.0)),
+        "q": OptionTable((1400, 500), (1.0, 3.0), (20.0, 8.0)),
+    }
+    comps = (
+        Computation(0, "load", None, "r"),
+        Computation(0, "forward", 0, "p"),
+        Computation(1, "forward", 0, "q"),
+    )
+    return PemInstance(2, comps, ((0, 1), (0, 2)), tables, 5.0, deadline_s)
+
+
+@pytest.mark.parametrize("method,opts", EXACT)
+@pytest.mark.parametrize(
+    "deadline,energy,choice",
+    [
+        # T = 3: q must be fast (1 + 3 > 3); p slow fits (1 + 2 = 3): 5 + 2 + 15 + 10*3 = 52 J.
+        (3.0, 52.0, (0, 1, 0)),
+        # T = 4: both slow: 5 + 2 - 7 + 10*4 = 40 J (p fast, q slow: 5 + 15 - 7 + 40 = 53 J).
+        (4.0, 40.0, (0, 1, 1)),
+        # T = 2: only both fast fit: 5 + 15 + 15 + 10*2 = 55 J.
+        (2.0, 55.0, (0, 0, 0)),
+        # No deadline: the best over T is 40 J at T = 4 (52 J at 3, 55 J at 2, 53 J at 4).
+        (None, 40.0, (0, 1, 1)),
+    ],
+)
+def test_hand_checked_fork(method, opts, deadline, energy, choice):
+    r = energyopt.solve(fork_instance(deadline), method, **opts)
+    assert r.termination is TerminationReason.OPTIMAL, r.message
+    assert r.status is SolutionStatus.OPTIMAL
+    assert r.objective == pytest.approx(energy)
+    assert r.bound == pytest.approx(energy, rel=1e-6)
+    assert r.solution.choice == choice
+
+
+@pytest.mark.parametrize("method,opts", EXACT)
+def test_infeasible_deadline(method, opts):
+    # The fastest makespan is 2 s, so 1.5 s cannot be met.
+    r = energyopt.solve(fork_instance(1.5), method, **opts)
+    assert r.termination is TerminationReason.INFEASIBLE
+    assert r.status is SolutionStatus.NONE and r.objective is None
+
+
+def test_chain_hand_checked():
+    # One stage, a -> b, P_b = 10 W, T = 3 s. a: (1 s, 50 J) or (2 s, 30 J); b: (1 s, 40 J) or
+    # (3 s, 20 J). Feasible: (fast, fast) 90 J + 10 W * (3 - 2) s = 100 J; (slow, fast) 70 J +
+    # 10 * (3 - 3) = 70 J; b slow makes the makespan >= 4 s. Optimum 70 J.
+    tables = {
+        "a": OptionTable((1000, 500), (1.0, 2.0), (50.0, 30.0)),
+        "b": OptionTable((1000, 500), (1.0, 3.0), (40.0, 20.0)),
+    }
+    inst = PemInstance(
+        1,
+        (Computation(0, "forward", 0, "a"), Computation(0, "backward", 0, "b")),
+        ((0, 1),),
+        tables,
+        10.0,
+        3.0,
+    )
+    for method, opts in EXACT:
+        r = energyopt.solve(inst, method, **opts)
+        assert r.objective == pytest.approx(70.0) and r.solution.choice == (1, 0)
+
+
+@pytest.mark.parametrize("seed", range(50))
+def test_random_dags_milp_equals_cpsat_equals_bruteforce(seed):
+    # Up to 12 computations with up to 3 options; times on a 1 ms grid and energies on a
+    # 1 mJ grid, so CP-SAT's scaling (0.1 ms, 1 mJ) is exact and must agree to the joule.
+    n = 4 + seed % 9
+    inst = random_dag_instance(
+        n,
+        3,
+        seed=seed,
+        num_stages=1 + seed % 3,
+        deadline_fraction=[0.0, 0.3, 0.5, 0.8, 1.0][seed % 5],
+    )
+    ref = energyopt.solve(inst, "bruteforce")
+    assert ref.termination is TerminationReason.OPTIMAL
+    for method, opts in EXACT[:3]:
+        r = energyopt.solve(inst, method, **opts)
+        assert r.status is SolutionStatus.OPTIMAL, (method, opts, r.message)
+        assert r.objective == pytest.approx(ref.objective, rel=1e-9, abs=1e-6), (method, opts)
+        assert r.bound <= ref.objective + 1e-6
+
+
+def test_cpsat_off_grid_is_honest():
+    # Synthetic times are not on the 0.1 ms grid: CP-SAT's solution is feasible, its bound
+    # is below the true optimum (HiGHS), and it does not claim optimality unless the gap closes.
+    inst = synthetic_instance(2, 3, 5, seed=4)
+    inst = inst.with_deadline(deadline_between(inst, 0.5))
+    opt = energyopt.solve(inst, "highs")
+    cp = energyopt.solve(inst, "cpsat", resolution_s=1e-3)
+    assert cp.has_solution
+    assert cp.objective >= opt.objective - 1e-6
+    assert cp.bound <= opt.objective + 1e-6
+    if cp.gap:
+        assert cp.status is SolutionStatus.FEASIBLE
+
+
+def test_time_limit_is_a_result():
+    inst = synthetic_instance(4, 8, 10, seed=1)
+    inst = inst.with_deadline(deadline_between(inst, 0.5))
+    r = energyopt.solve(inst, "cpsat", time_limit=0.2, bound_model=False)
+    assert r.termination in (
+        TerminationReason.TIME_LIMIT,
+        TerminationReason.OPTIMAL,
+        TerminationReason.COMPLETED,
+    )
+    if r.has_solution:
+        assert r.objective is not None
+
+
+def test_bruteforce_refuses_large_instances():
+    r = energyopt.solve(synthetic_instance(4, 8, 10, seed=1), "bruteforce")
+    assert r.termination is TerminationReason.ERROR and "combinations" in r.message
+
+
+def test_exact_frontier_fork():
+    # Breakpoints: T = 4 -> 40 J (minimal energy), T = 3 -> 52 J, T = 2 -> 55 J.
+    r = energyopt.solve(fork_instance(None), "exact-frontier")
+    pts = [(p.deadline_s, p.objective) for p in r.frontier]
+    assert pts == [
+        pytest.approx((2.0, 55.0)),
+        pytest.approx((3.0, 52.0)),
+        pytest.approx((4.0, 40.0)),
+    ]
+    assert r.objective == pytest.approx(40.0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_exact_frontier_matches_bruteforce(seed):
+    inst = random_dag_instance(6, 3, seed=100 + seed, deadline_fraction=None)
+    r = energyopt.solve(inst, "exact-frontier")
+    assert r.termination is TerminationReason.OPTIMAL
+    for p in r.frontier:
+        ref = energyopt.solve(inst.with_deadline(p.deadline_s), "bruteforce")
+        assert p.objective == pytest.approx(ref.objective, abs=1e-6)

@@ -1,0 +1,36 @@
+import json
+
+from energyopt.cli import main
+from energyopt.pipeline import random_dag_instance
+
+
+def test_solve_table_and_json(tmp_path, capsys):
+    inst = random_dag_instance(6, 3, seed=2)
+    path = tmp_path / "i.json"
+    inst.to_json(path)
+    assert main(["solve", str(path), "--method", "highs", "--method", "bruteforce"]) == 0
+    out = capsys.readouterr().out
+    assert "highs" in out and "bruteforce" in out and "optimal" in out
+    assert main(["solve", str(path), "-m", "highs", "--json", "--deadline", "10"]) == 0
+    rec = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert rec["method"] == "highs" and rec["status"] == "optimal"
+    assert rec["extra"]["iteration_time_s"] <= 10
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    assert main(["solve", str(bad), "-m", "highs"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bad.json" in err[0] and "expected a JSON object" in err[0]
+    path = tmp_path / "i.json"
+    random_dag_instance(4, seed=0).to_json(path)
+    assert main(["solve", str(path), "-m", "nope"]) == 2
+    assert "unknown method 'nope'" in capsys.readouterr().err
+    assert main(["solve", str(path), "-m", "highs", "-o", "nonsense"]) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err
+
+
+def test_methods_listing(capsys):
+    assert main(["methods", "pipeline"]) == 0
+    assert "exact-frontier" in capsys.readouterr().out
