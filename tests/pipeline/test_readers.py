@@ -43,7 +43,7 @@ def test_bad_rows_name_file_line_field_value(tmp_path, body, match):
 def test_missing_column_and_missing_stage(tmp_path):
     p = tmp_path / "x.csv"
     p.write_text("stage,instruction,time,energy\n0,forward,0.1,1\n")
-    with pytest.raises(InstanceError, match="missing column.*frequency"):
+    with pytest.raises(InstanceError, match=r"missing column.*frequency"):
         read_perseus_profile(p)
     p = write(tmp_path, "0,forward,1400,0.1,12\n")
     with pytest.raises(InstanceError, match="stage 0 has no 'backward' rows"):
