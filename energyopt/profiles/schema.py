@@ -77,7 +77,8 @@ def validate_profile(df: pd.DataFrame, where: str = "profile") -> pd.DataFrame:
             v = row[col]
             if v is None or not math.isfinite(float(v)) or float(v) < 0:
                 raise InstanceError(
-                    f"{where}, row {idx}: {col} = {df.loc[idx, col]!r}: must be a finite number >= 0"
+                    f"{where}, row {idx}: {col} = {df.loc[idx, col]!r}: "
+                    "must be a finite number >= 0"
                 )
         if row["samples"] < 1:
             raise InstanceError(f"{where}, row {idx}: samples = {row['samples']!r}: must be >= 1")

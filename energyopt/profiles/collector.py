@@ -1,0 +1,364 @@
+"""Sweeps over locked SM clocks or power limits, measuring a user's step function.
+
+The public API:
+
+- :class:`restored_settings` — a context manager that records the GPU's power
+  limit on entry and, on every exit path (normal end, exception, Ctrl-C), resets
+  the locked SM clock and puts the power limit back. Ctrl-C arriving *during*
+  the restore is held until the restore is done.
+- :func:`measure` — time and energy of one step, averaged over a window of
+  ``iterations`` steps (and at least ``seconds``) after ``warmup`` steps.
+- :func:`sweep` — for each knob value: apply it, measure each operation, and
+  return a profile in the schema of :mod:`energyopt.profiles.schema`.
+
+NVML cannot report whether the SM clock was locked before the sweep, so
+"restoring" the clock means resetting it to the driver's default (unlocked)
+behaviour, what ``nvidia-smi -rgc`` does.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from energyopt.core.instance import InstanceError
+from energyopt.profiles.device import GpuDevice, GpuError
+from energyopt.profiles.schema import KNOBS, validate_profile
+
+Step = Callable[[], Any]
+
+
+class restored_settings:  # noqa: N801 - used like contextlib's lower-case managers
+    """Apply SM-clock and power-limit settings, and restore them on every exit.
+
+    >>> with restored_settings(device) as gpu:       # doctest: +SKIP
+    ...     gpu.lock_sm_clock(1200)
+    ...     train_step()
+
+    Only what was changed is restored (resetting needs the same privileges as
+    setting). If the restore itself fails, the error names the ``nvidia-smi``
+    command that restores the GPU by hand; when another exception is already
+    propagating, that one is kept and the restore failure is printed to stderr.
+    """
+
+    def __init__(self, device: GpuDevice) -> None:
+        self.device = device
+        self.original_power_limit_w: float | None = None
+        self.clock_locked = False
+        self.power_limit_changed = False
+
+    def __enter__(self) -> restored_settings:
+        self.original_power_limit_w = self.device.power_limit_w()
+        return self
+
+    def lock_sm_clock(self, mhz: int) -> None:
+        # marked before the call: a call that fails half-way must still be undone
+        self.clock_locked = True
+        self.device.lock_sm_clock(mhz)
+
+    def set_power_limit_w(self, watts: float) -> None:
+        self.power_limit_changed = True
+        self.device.set_power_limit_w(watts)
+
+    def apply(self, knob: str, value: float) -> None:
+        if knob == "sm_clock_mhz":
+            self.lock_sm_clock(int(value))
+        elif knob == "power_limit_w":
+            self.set_power_limit_w(float(value))
+        else:
+            raise ValueError(f"knob = {knob!r}: expected one of {KNOBS}")
+
+    def restore(self) -> list[str]:
+        """Undo the changes; returns the failures (empty when all went back)."""
+        failures = []
+        if self.clock_locked:
+            try:
+                self.device.reset_sm_clock()
+                self.clock_locked = False
+            except Exception as exc:
+                failures.append(
+                    f"resetting the SM clock failed ({exc}); run `nvidia-smi -i "
+                    f"{self.device.info.index} -rgc`"
+                )
+        if self.power_limit_changed and self.original_power_limit_w is not None:
+            try:
+                self.device.set_power_limit_w(self.original_power_limit_w)
+                self.power_limit_changed = False
+            except Exception as exc:
+                failures.append(
+                    f"restoring the power limit to {self.original_power_limit_w:g} W failed "
+                    f"({exc}); run `nvidia-smi -i {self.device.info.index} -pl "
+                    f"{self.original_power_limit_w:g}`"
+                )
+        return failures
+
+    def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: Any) -> None:
+        with _sigint_held() as held:
+            failures = self.restore()
+        if failures:
+            message = "; ".join(failures)
+            if exc_type is None:
+                raise GpuError(message)
+            print(f"energyopt: warning: {message}", file=sys.stderr)
+        if held.pending and exc_type is None:
+            raise KeyboardInterrupt
+
+
+class _sigint_held:  # noqa: N801
+    """Hold Ctrl-C while the GPU is restored (main thread only), re-raise it after."""
+
+    def __init__(self) -> None:
+        self.pending = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _sigint_held:
+        if threading.current_thread() is threading.main_thread():
+            try:
+                self._previous = signal.signal(signal.SIGINT, self._hold)
+            except (ValueError, OSError):  # e.g. no signal support in this interpreter
+                self._previous = None
+        return self
+
+    def _hold(self, signum: int, frame: Any) -> None:
+        self.pending = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
+def measure(
+    device: GpuDevice,
+    step: Step,
+    *,
+    iterations: int = 20,
+    seconds: float = 0.0,
+    warmup: int = 3,
+    synchronize: Callable[[], Any] | None = None,
+    sampling_period_s: float = 0.01,
+) -> tuple[float, float, int]:
+    """Time and energy of one ``step``, averaged over a measured window.
+
+    Runs ``warmup`` steps, then steps until at least ``iterations`` ran and at
+    least ``seconds`` passed, calling ``synchronize`` (if given) before reading
+    the clock and the energy, so queued GPU work is inside the window.
+
+    Returns
+    -------
+    (time_s, energy_j, n)
+        Seconds and joules per step, and the number of steps measured.
+    """
+    if iterations < 1:
+        raise ValueError(f"iterations = {iterations!r}: must be >= 1")
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise ValueError(f"seconds = {seconds!r}: must be a finite number >= 0")
+    if warmup < 0:
+        raise ValueError(f"warmup = {warmup!r}: must be >= 0")
+    for _ in range(warmup):
+        step()
+    if synchronize is not None:
+        synchronize()
+    meter = device.meter(sampling_period_s)
+    meter.start()
+    t0 = device.now()
+    n = 0
+    try:
+        while n < iterations or device.now() - t0 < seconds:
+            step()
+            n += 1
+            if n >= iterations and synchronize is not None and seconds > 0:
+                synchronize()
+        if synchronize is not None:
+            synchronize()
+        t1 = device.now()
+    finally:
+        energy = meter.stop()  # also stops a sampling thread on the way out
+    elapsed = t1 - t0
+    return elapsed / n, energy / n, n
+
+
+def sweep(
+    device: GpuDevice,
+    steps: Step | Mapping[str, Step],
+    knob: str,
+    values: Iterable[float],
+    *,
+    workload: str = "custom",
+    batch_size: int = 0,
+    stage: int | None = None,
+    iterations: int = 20,
+    seconds: float = 0.0,
+    warmup: int = 3,
+    synchronize: Callable[[], Any] | None = None,
+    sampling_period_s: float = 0.01,
+    progress: Callable[[str], None] | None = None,
+) -> pd.DataFrame:
+    """Profile ``steps`` at each value of ``knob``; the GPU is restored afterwards.
+
+    Parameters
+    ----------
+    device
+        An :class:`~energyopt.profiles.nvml.NvmlDevice` or a
+        :class:`~energyopt.profiles.simulated.SimulatedGpu`.
+    steps
+        A zero-argument step function (operation ``iteration``) or a mapping
+        from operation name (``forward``, ``backward``, ...) to step function.
+    knob, values
+        ``sm_clock_mhz`` (each value must be a supported clock) or
+        ``power_limit_w`` (within the GPU's range).
+    workload, batch_size, stage
+        Recorded in every row (``stage`` only when given).
+    iterations, seconds, warmup, synchronize, sampling_period_s
+        As in :func:`measure`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A validated profile, one row per (value, operation). ``attrs`` holds the
+        GPU name, UUID, driver version, collection date (UTC), the energy method
+        and, when power was sampled, ``sampling_period_s``.
+    """
+    ops: dict[str, Step] = dict(steps) if isinstance(steps, Mapping) else {"iteration": steps}
+    if not ops:
+        raise ValueError("steps: no operation to measure")
+    values = _check_values(device, knob, list(values))
+    info = device.info
+    if info.mig_enabled:
+        raise GpuError(
+            f"GPU {info.index} ({info.name}) has MIG enabled: energy, power, clocks and the "
+            "power limit belong to the whole GPU and are shared by every MIG instance, so a "
+            f"profile would mix workloads; disable MIG (`nvidia-smi -i {info.index} -mig 0`, "
+            "as root) or profile another GPU"
+        )
+    energy_method = device.meter(sampling_period_s).method
+    rows = []
+    started = _dt.datetime.now(_dt.timezone.utc)
+    with restored_settings(device) as guard:
+        original_limit = guard.original_power_limit_w
+        for value in values:
+            guard.apply(knob, value)
+            for op, fn in ops.items():
+                t, e, n = measure(
+                    device,
+                    fn,
+                    iterations=iterations,
+                    seconds=seconds,
+                    warmup=warmup,
+                    synchronize=synchronize,
+                    sampling_period_s=sampling_period_s,
+                )
+                row = {
+                    "gpu": info.name,
+                    "knob": knob,
+                    "knob_value": value,
+                    "workload": workload,
+                    "operation": op,
+                    "batch_size": int(batch_size),
+                    "time_s": t,
+                    "energy_j": e,
+                    "samples": n,
+                    "source": getattr(device, "source", info.backend),
+                    "power_w": e / t if t > 0 else math.nan,
+                }
+                if stage is not None:
+                    row["stage"] = int(stage)
+                rows.append(row)
+                if progress is not None:
+                    progress(f"{knob}={value:g} {op}: {t * 1e3:.3f} ms, {e:.4g} J ({n} iterations)")
+    df = validate_profile(pd.DataFrame(rows), f"sweep of {info.name}")
+    df.attrs.update(
+        {
+            "gpu": info.name,
+            "gpu_uuid": info.uuid,
+            "gpu_index": info.index,
+            "driver_version": info.driver_version,
+            "backend": info.backend,
+            "source": getattr(device, "source", info.backend),
+            "collected_at": started.isoformat(timespec="seconds"),
+            "knob": knob,
+            "workload": workload,
+            "warmup_iterations": warmup,
+            "min_iterations": iterations,
+            "min_seconds": seconds,
+            "energy_method": energy_method,
+            "sampling_period_s": sampling_period_s if energy_method == "power-sampling" else None,
+            "original_power_limit_w": original_limit,
+            "settings_restored": True,
+        }
+    )
+    if hasattr(device, "metadata"):
+        df.attrs.update(device.metadata())
+    return df
+
+
+def _check_values(device: GpuDevice, knob: str, values: list[float]) -> list[float]:
+    info = device.info
+    if knob not in KNOBS:
+        raise InstanceError(f"knob = {knob!r}: expected one of {', '.join(KNOBS)}")
+    if not values:
+        raise InstanceError(f"{knob}: no values to sweep")
+    out: list[float] = []
+    for v in values:
+        if not (isinstance(v, (int, float)) and math.isfinite(v)):
+            raise InstanceError(f"{knob} = {v!r}: not a finite number")
+        if knob == "sm_clock_mhz":
+            clocks = info.supported_sm_clocks_mhz
+            if clocks and int(v) not in clocks:
+                near = min(clocks, key=lambda c: abs(c - v))
+                raise InstanceError(
+                    f"sm_clock_mhz = {v:g}: not a supported SM clock of {info.name} "
+                    f"({min(clocks)}-{max(clocks)} MHz, {len(clocks)} clocks; nearest {near})"
+                )
+            out.append(int(v))
+        else:
+            if not info.power_limit_min_w <= v <= info.power_limit_max_w:
+                raise InstanceError(
+                    f"power_limit_w = {v:g}: outside the power-limit range of {info.name} "
+                    f"({info.power_limit_min_w:g}-{info.power_limit_max_w:g} W)"
+                )
+            out.append(float(v))
+    return out
+
+
+def clock_grid(
+    device: GpuDevice, step_mhz: float | None = None, count: int | None = None
+) -> list[int]:
+    """Supported SM clocks, fastest first, thinned to about ``step_mhz`` apart or ``count`` clocks."""
+    clocks = list(device.info.supported_sm_clocks_mhz)
+    if not clocks:
+        raise GpuError(f"{device.info.name}: the driver reports no supported SM clocks")
+    if count is not None:
+        if count < 1:
+            raise ValueError(f"count = {count!r}: must be >= 1")
+        if count >= len(clocks):
+            return clocks
+        if count == 1:
+            return clocks[:1]
+        idx = sorted({round(k * (len(clocks) - 1) / (count - 1)) for k in range(count)})
+        return [clocks[i] for i in idx]
+    if step_mhz is None:
+        return clocks
+    out = [clocks[0]]
+    for c in clocks[1:]:
+        if out[-1] - c >= step_mhz - 1e-9:
+            out.append(c)
+    return out
+
+
+def power_limit_grid(device: GpuDevice, step_w: float = 25.0) -> list[float]:
+    """Power limits from the maximum down to the minimum, ``step_w`` apart."""
+    info = device.info
+    if not step_w > 0:
+        raise ValueError(f"step_w = {step_w!r}: must be positive")
+    out, p = [], info.power_limit_max_w
+    while p >= info.power_limit_min_w - 1e-9:
+        out.append(round(p, 3))
+        p -= step_w
+    return out
