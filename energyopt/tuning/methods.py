@@ -1,0 +1,224 @@
+"""Tuning methods in the registry (family ``"tuning"``).
+
+How the family fits the :class:`~energyopt.core.result.Result` contract
+(see docs/tuning.md):
+
+* an instance is one recurring job: its trace tables plus eta, beta, b0,
+  max_epochs and the number of recurrences T;
+* the objective of every method is a cumulative cost over T recurrences in
+  joules (Eq. 4), computed by :func:`energyopt.tuning.evaluator.evaluate` (replays)
+  or by exhaustive enumeration (``exact``);
+* ``exact`` enumerates every (b, p) of the trace: objective = bound =
+  ``T * c_star``, the optimum of Eqs. 6-7 in expectation (Eq. 9's reference);
+* ``zeus``, ``grid-search`` and ``default`` replay the trace with a seed; their
+  objective is the realized cumulative cost; their ``bound`` is ``T * c_floor``,
+  a proven lower bound on the realized cost of any replay of the trace; the
+  regret of Eq. 8 (``objective - T * c_star``) and ``gap(objective, T * c_star)``
+  are in ``extra``. A realized cost may fall slightly below ``T * c_star`` when
+  lucky paths are sampled, never below ``T * c_floor`` (checked: a bug otherwise).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from energyopt.core.gap import gap
+from energyopt.core.registry import EvaluationMismatchError, register
+from energyopt.core.result import Result
+from energyopt.core.status import SolutionStatus, TerminationReason
+from energyopt.tuning.evaluator import evaluate, exact_reference
+from energyopt.tuning.instance import TuningInstance
+from energyopt.tuning.policies import DefaultPolicy, GridSearchPolicy, ZeusPolicy
+from energyopt.tuning.power import PowerLimitProbe
+from energyopt.tuning.replay import ReplayError, ReplayLog, replay, replay_concurrent
+
+FAMILY = "tuning"
+#: Recurrences averaged for the converged ETA/TTA (paper Fig. 6: "last five").
+LAST = 5
+
+
+def _rngs(seed: int) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
+    paths, policy, arrivals = np.random.SeedSequence(seed).spawn(3)
+    return (
+        np.random.default_rng(paths),
+        np.random.default_rng(policy),
+        np.random.default_rng(arrivals),
+    )
+
+
+def replay_result(
+    inst: TuningInstance, method: str, log: ReplayLog, extra: dict[str, Any] | None = None
+) -> Result:
+    """Score a replay with the evaluator and package it (regret, gap vs. the optimum)."""
+    ev = evaluate(inst, log.runs)
+    if not ev.feasible:
+        raise EvaluationMismatchError(f"{method}: replay rejected: {'; '.join(ev.violations[:5])}")
+    ref = exact_reference(inst)
+    T = inst.recurrences
+    bound = T * ref.c_floor
+    if ev.total_cost < bound * (1 - 1e-9):
+        raise EvaluationMismatchError(
+            f"{method}: cumulative cost {ev.total_cost} J below the proven floor {bound} J"
+        )
+    optimum = T * ref.c_star
+    regret = np.cumsum(np.asarray(ev.recurrence_cost) - ref.c_star)
+    last = slice(max(0, T - LAST), T)
+    final = log.runs[-1]
+    ex = {
+        "cumulative_regret": float(regret[-1]) if T else 0.0,
+        "gap_vs_exact": gap(ev.total_cost, optimum),
+        "exact_objective": optimum,
+        "total_energy_j": ev.total_energy_j,
+        "total_time_s": ev.total_time_s,
+        "last5_energy_j": float(np.mean(ev.recurrence_energy_j[last])),
+        "last5_time_s": float(np.mean(ev.recurrence_time_s[last])),
+        "last5_cost": float(np.mean(ev.recurrence_cost[last])),
+        "final_config": [final.batch_size, final.power_limit_w],
+        "num_runs": len(log.runs),
+        "skipped_attempts": log.skipped_attempts,
+        "regret_curve": [float(x) for x in regret],
+        "source": inst.source.get("kind", "unknown"),
+        **(extra or {}),
+    }
+    return Result(
+        family=FAMILY,
+        instance_id=inst.instance_id,
+        method=method,
+        termination=TerminationReason.COMPLETED,
+        status=SolutionStatus.FEASIBLE,
+        objective=ev.total_cost,
+        bound=bound,
+        solution=log,
+        extra=ex,
+    )
+
+
+def _error(inst: TuningInstance, method: str, exc: Exception) -> Result:
+    return Result(
+        family=FAMILY,
+        instance_id=inst.instance_id,
+        method=method,
+        termination=TerminationReason.ERROR,
+        status=SolutionStatus.NONE,
+        message=f"{type(exc).__name__}: {exc}",
+    )
+
+
+def _run(inst: TuningInstance, policy: Any, rng_paths, rng_arr, interarrival_s) -> ReplayLog:
+    if interarrival_s is None:
+        return replay(inst, policy, rng_paths)
+    if not interarrival_s > 0:
+        raise ValueError(f"interarrival_s = {interarrival_s!r}: must be > 0")
+    gaps = rng_arr.exponential(float(interarrival_s), size=inst.recurrences)
+    arrivals = list(np.cumsum(gaps) - gaps[0])
+    return replay_concurrent(inst, policy, rng_paths, arrivals)
+
+
+@register(FAMILY, "exact", exact=True, description="Exhaustive optimum over the trace (Eqs. 6-7)")
+def solve_exact(
+    instance: TuningInstance, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
+    """Every (b, p) of the trace: T x the smallest expected recurrence cost (Eqs. 6-7)."""
+    ref = exact_reference(instance)
+    obj = instance.recurrences * ref.c_star
+    return Result(
+        family=FAMILY,
+        instance_id=instance.instance_id,
+        method="exact",
+        termination=TerminationReason.OPTIMAL,
+        status=SolutionStatus.OPTIMAL,
+        objective=obj,
+        bound=obj,
+        solution={"batch_size": ref.batch_size, "power_limit_w": ref.power_limit_w},
+        extra={
+            "cost_per_recurrence": ref.c_star,
+            "floor_per_recurrence": ref.c_floor,
+            "configurations": len(ref.expected_cost),
+            "best_power_limit_w": {str(b): p for b, p in ref.best_power_limit_w.items()},
+        },
+    )
+
+
+@register(
+    FAMILY,
+    "zeus",
+    exact=False,
+    description="Zeus: pruning + Gaussian Thompson Sampling, JIT power limit",
+)
+def solve_zeus(
+    instance: TuningInstance,
+    *,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    window: int = 0,
+    prior_mean: float = 0.0,
+    prior_var: float | None = None,
+    pruning_rounds: int = 2,
+    interarrival_s: float | None = None,
+    probe: PowerLimitProbe | None = None,
+) -> Result:
+    """Replay Zeus (Algorithm 3 with the JIT optimizer of Sec. 4.2) on the trace.
+
+    Options: ``window`` (observations kept per arm, 0 = all), ``prior_mean`` and
+    ``prior_var`` (None = flat prior), ``pruning_rounds``, ``interarrival_s``
+    (mean seconds between submissions: concurrent replay with Poisson arrivals;
+    None = one recurrence after another), ``probe`` (live power-limit source for
+    the JIT profiler; default: the trace's power table).
+    """
+    rp, rpol, rarr = _rngs(0 if seed is None else seed)
+    var = math.inf if prior_var is None else float(prior_var)
+    policy = ZeusPolicy(
+        instance,
+        rpol,
+        probe=probe,
+        window=window,
+        prior_mean=prior_mean,
+        prior_var=var,
+        pruning_rounds=pruning_rounds,
+    )
+    try:
+        log = _run(instance, policy, rp, rarr, interarrival_s)
+    except (ReplayError, ValueError) as exc:
+        return _error(instance, "zeus", exc)
+    arms = list(policy.mab.arms) if policy.mab is not None else []
+    return replay_result(
+        instance,
+        "zeus",
+        log,
+        {"pruning_order": policy.explorer.order, "arms_after_pruning": arms},
+    )
+
+
+@register(FAMILY, "grid-search", exact=False, description="Grid search over (b, p) with pruning")
+def solve_grid(
+    instance: TuningInstance,
+    *,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    early_stopping: bool = False,
+    interarrival_s: float | None = None,
+) -> Result:
+    """Replay grid search with pruning (paper Sec. 6.1, baseline 2)."""
+    rp, _, rarr = _rngs(0 if seed is None else seed)
+    policy = GridSearchPolicy(instance, early_stopping=early_stopping)
+    try:
+        log = _run(instance, policy, rp, rarr, interarrival_s)
+    except (ReplayError, RuntimeError) as exc:
+        return _error(instance, "grid-search", exc)
+    return replay_result(instance, "grid-search", log, {"pruned": sorted(policy.pruned)})
+
+
+@register(FAMILY, "default", exact=False, description="Default: b0 at the maximum power limit")
+def solve_default(
+    instance: TuningInstance, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
+    """Replay Default (b0, MAXPOWER) (paper Sec. 6.1, baseline 1)."""
+    rp, _, _ = _rngs(0 if seed is None else seed)
+    try:
+        log = replay(instance, DefaultPolicy(instance), rp)
+    except ReplayError as exc:
+        return _error(instance, "default", exc)
+    return replay_result(instance, "default", log)
