@@ -1,0 +1,463 @@
+"""The capacity-allocation problem at one rescheduling point (ANDREAS Section IV-A).
+
+A cluster of nodes (GPU type, number of GPUs, power), the jobs in the system
+(remaining epochs, profiled time per epoch, due date, tardiness weight, current
+configuration when running) and the prices. ``formulations/capacity.md`` states the
+model; the equations it numbers (CAP-*) are cited by the code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from energyopt.core.instance import InstanceBase, InstanceError, check, finite_nonneg
+
+#: Joules per kilowatt-hour: prices are in EUR/kWh, powers in W, times in s.
+J_PER_KWH = 3.6e6
+#: Fractional epochs below this count as none (floating-point progress).
+EPOCH_TOL = 1e-9
+
+
+@dataclasses.dataclass(frozen=True)
+class Node:
+    """A node: ``num_gpus`` GPUs of ``gpu_type``.
+
+    Power is ``idle_power_w + u * gpu_power_w`` while ``u >= 1`` of its GPUs are busy;
+    a node without a busy GPU is off and draws nothing (formulations/capacity.md, CAP-0).
+    """
+
+    name: str
+    gpu_type: str
+    num_gpus: int
+    idle_power_w: float
+    gpu_power_w: float
+
+    def power_w(self, busy_gpus: int) -> float:
+        """Node power with ``busy_gpus`` GPUs in use (0 W when none is)."""
+        return 0.0 if busy_gpus <= 0 else self.idle_power_w + busy_gpus * self.gpu_power_w
+
+    @property
+    def node_class(self) -> tuple[str, int, float, float]:
+        """Nodes with the same class are interchangeable for jobs that do not run on them."""
+        return (self.gpu_type, self.num_gpus, self.idle_power_w, self.gpu_power_w)
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """A training job in the system.
+
+    Parameters
+    ----------
+    name
+        Label.
+    arrival_s
+        Submission time (FIFO order).
+    due_s
+        Due date d_j.
+    tardiness_weight_eur_per_s
+        w_j: cost of each second of tardiness.
+    remaining_epochs
+        Epochs still to run. A running job may have a fractional part: the progress
+        since its last epoch checkpoint, kept only if it keeps its configuration.
+    epoch_time_s
+        Profiled seconds per epoch by GPU type; entry ``g - 1`` is the time on ``g``
+        GPUs of that type. A type missing here is one the job cannot run on.
+    running
+        ``(node index, gpus)`` of its current configuration, ``None`` when waiting.
+    """
+
+    name: str
+    arrival_s: float
+    due_s: float
+    tardiness_weight_eur_per_s: float
+    remaining_epochs: float
+    epoch_time_s: Mapping[str, tuple[float, ...]]
+    running: tuple[int, int] | None = None
+
+    @property
+    def restart_epochs(self) -> float:
+        """Epochs left when the job restarts from its last checkpoint (moved or preempted)."""
+        return float(math.ceil(self.remaining_epochs - EPOCH_TOL))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CapacityInstance(InstanceBase):
+    """Capacity allocation at one rescheduling point (ANDREAS Sec. IV-A, Eq. 1).
+
+    Parameters
+    ----------
+    nodes, jobs
+        The cluster and the jobs in the system (running or waiting).
+    now_s
+        T_c, the current time.
+    energy_price_eur_per_kwh
+        Electricity price (0.172 in the paper).
+    pue
+        Power usage effectiveness multiplying every node's power (1.33 in the paper).
+    postponement_penalty
+        beta, the factor on the worst-case tardiness of a postponed job (100 in the paper).
+    work_conserving
+        When true a job may be postponed only if no configuration of it fits in the
+        free GPUs of any node (CAP-9).
+    idle_horizon_s
+        theta when no job runs: the time to the next rescheduling point then.
+    name, source
+        Label, and where the data come from (generator and seed, or ``simulated ...``).
+    """
+
+    family = "capacity"
+
+    nodes: tuple[Node, ...]
+    jobs: tuple[Job, ...]
+    now_s: float = 0.0
+    energy_price_eur_per_kwh: float = 0.172
+    pue: float = 1.33
+    postponement_penalty: float = 100.0
+    work_conserving: bool = True
+    idle_horizon_s: float = 3600.0
+    name: str = ""
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "nodes", tuple(self.nodes))
+        jobs = []
+        for j in self.jobs:
+            table = MappingProxyType(
+                {str(k): tuple(float(t) for t in v) for k, v in dict(j.epoch_time_s).items()}
+            )
+            run = None if j.running is None else (int(j.running[0]), int(j.running[1]))
+            jobs.append(dataclasses.replace(j, epoch_time_s=table, running=run))
+        object.__setattr__(self, "jobs", tuple(jobs))
+        self._validate()
+
+    # -- validation -----------------------------------------------------------------
+    def _validate(self) -> None:
+        check(len(self.nodes) > 0, "nodes", [], "the cluster has no node")
+        check(len(self.jobs) > 0, "jobs", [], "no job in the system")
+        for n, node in enumerate(self.nodes):
+            f = f"nodes[{n}]"
+            check(isinstance(node, Node), f, node, "not a Node")
+            check(
+                isinstance(node.num_gpus, int) and not isinstance(node.num_gpus, bool),
+                f"{f}.num_gpus",
+                node.num_gpus,
+                "must be an integer",
+            )
+            check(node.num_gpus >= 1, f"{f}.num_gpus", node.num_gpus, "must be >= 1")
+            check(
+                isinstance(node.gpu_type, str) and node.gpu_type != "",
+                f"{f}.gpu_type",
+                node.gpu_type,
+                "must be a non-empty string",
+            )
+            object.__setattr__(
+                node, "idle_power_w", finite_nonneg(f"{f}.idle_power_w", node.idle_power_w)
+            )
+            object.__setattr__(
+                node, "gpu_power_w", finite_nonneg(f"{f}.gpu_power_w", node.gpu_power_w)
+            )
+        for k in ("energy_price_eur_per_kwh", "pue", "postponement_penalty"):
+            object.__setattr__(self, k, finite_nonneg(k, getattr(self, k)))
+        object.__setattr__(self, "now_s", _finite("now_s", self.now_s))
+        h = finite_nonneg("idle_horizon_s", self.idle_horizon_s)
+        check(h > 0, "idle_horizon_s", self.idle_horizon_s, "must be positive")
+        object.__setattr__(self, "idle_horizon_s", h)
+        check(
+            isinstance(self.work_conserving, bool),
+            "work_conserving",
+            self.work_conserving,
+            "must be true or false",
+        )
+        max_gpus: dict[str, int] = {}
+        for node in self.nodes:
+            max_gpus[node.gpu_type] = max(max_gpus.get(node.gpu_type, 0), node.num_gpus)
+        used = [0] * len(self.nodes)
+        for i, job in enumerate(self.jobs):
+            f = f"jobs[{i}]"
+            check(isinstance(job, Job), f, job, "not a Job")
+            object.__setattr__(job, "arrival_s", _finite(f"{f}.arrival_s", job.arrival_s))
+            object.__setattr__(job, "due_s", _finite(f"{f}.due_s", job.due_s))
+            object.__setattr__(
+                job,
+                "tardiness_weight_eur_per_s",
+                finite_nonneg(f"{f}.tardiness_weight_eur_per_s", job.tardiness_weight_eur_per_s),
+            )
+            ep = finite_nonneg(f"{f}.remaining_epochs", job.remaining_epochs)
+            check(ep > EPOCH_TOL, f"{f}.remaining_epochs", job.remaining_epochs, "must be > 0")
+            object.__setattr__(job, "remaining_epochs", ep)
+            runnable = False
+            for gpu_type, times in job.epoch_time_s.items():
+                ff = f"{f}.epoch_time_s[{gpu_type!r}]"
+                for g, t in enumerate(times):
+                    tt = finite_nonneg(f"{ff}[{g}]", t)
+                    check(tt > 0, f"{ff}[{g}]", t, "must be positive")
+                if gpu_type in max_gpus:
+                    check(
+                        len(times) >= max_gpus[gpu_type],
+                        ff,
+                        list(times),
+                        f"needs a time for 1..{max_gpus[gpu_type]} GPUs "
+                        f"(a {gpu_type} node has {max_gpus[gpu_type]})",
+                    )
+                    runnable = True
+            check(
+                runnable,
+                f"{f}.epoch_time_s",
+                sorted(job.epoch_time_s),
+                f"no GPU type of the cluster ({', '.join(sorted(max_gpus))})",
+            )
+            if job.running is not None:
+                n, g = job.running
+                check(
+                    0 <= n < len(self.nodes),
+                    f"{f}.running",
+                    list(job.running),
+                    f"node index outside 0..{len(self.nodes) - 1}",
+                )
+                node = self.nodes[n]
+                check(
+                    1 <= g <= node.num_gpus,
+                    f"{f}.running",
+                    list(job.running),
+                    f"node {node.name!r} has {node.num_gpus} GPUs",
+                )
+                check(
+                    node.gpu_type in job.epoch_time_s,
+                    f"{f}.running",
+                    list(job.running),
+                    f"the job has no epoch time on {node.gpu_type}",
+                )
+                used[n] += g
+        for n, u in enumerate(used):
+            check(
+                u <= self.nodes[n].num_gpus,
+                f"nodes[{n}]",
+                self.nodes[n].name,
+                f"running jobs use {u} GPUs of {self.nodes[n].num_gpus}",
+            )
+
+    # -- derived data used by the evaluator and every method ------------------------
+    @property
+    def num_jobs(self) -> int:
+        return len(self.jobs)
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.nodes)
+
+    @functools.cached_property
+    def eur_per_joule(self) -> float:
+        """Price of one joule drawn by a node, PUE included."""
+        return self.energy_price_eur_per_kwh * self.pue / J_PER_KWH
+
+    def cost_rate_eur_per_s(self, n: int, gpus: int) -> float:
+        """c_ng: cost per second of node ``n`` with ``gpus`` GPUs in use (0 when off)."""
+        return self.nodes[n].power_w(gpus) * self.eur_per_joule
+
+    def remaining_time_s(self, j: int, n: int, g: int) -> float:
+        """R_j(n, g): time to finish job ``j`` on node ``n`` with ``g`` GPUs from now.
+
+        The current configuration keeps the progress since the last checkpoint; any
+        other one (a move or a restart) starts from the last checkpoint (CAP-0).
+        """
+        job = self.jobs[j]
+        t = job.epoch_time_s[self.nodes[n].gpu_type][g - 1]
+        epochs = job.remaining_epochs if job.running == (n, g) else job.restart_epochs
+        return epochs * t
+
+    @functools.cached_property
+    def configurations(self) -> tuple[tuple[tuple[int, int, float], ...], ...]:
+        """Per job, every (node, gpus, R_j(n, g)) it can run on: the set K_j."""
+        out = []
+        for j, job in enumerate(self.jobs):
+            confs = []
+            for n, node in enumerate(self.nodes):
+                if node.gpu_type not in job.epoch_time_s:
+                    continue
+                for g in range(1, node.num_gpus + 1):
+                    confs.append((n, g, self.remaining_time_s(j, n, g)))
+            out.append(tuple(confs))
+        return tuple(out)
+
+    @functools.cached_property
+    def compatible_nodes(self) -> tuple[tuple[int, ...], ...]:
+        """Per job, the nodes whose GPU type it has a profile for."""
+        return tuple(
+            tuple(n for n, node in enumerate(self.nodes) if node.gpu_type in job.epoch_time_s)
+            for job in self.jobs
+        )
+
+    @functools.cached_property
+    def min_restart_time_s(self) -> np.ndarray:
+        """min over (n, g) of the job's time from its last checkpoint: the postponed case."""
+        out = np.empty(self.num_jobs)
+        for j, job in enumerate(self.jobs):
+            best = min(
+                min(job.epoch_time_s[self.nodes[n].gpu_type][: self.nodes[n].num_gpus])
+                for n in self.compatible_nodes[j]
+            )
+            out[j] = job.restart_epochs * best
+        return out
+
+    @functools.cached_property
+    def min_time_s(self) -> np.ndarray:
+        """min over (n, g) of R_j(n, g): the fastest configuration (pressure, Eq. 2)."""
+        return np.array([min(c[2] for c in confs) for confs in self.configurations])
+
+    def with_variant(self, work_conserving: bool) -> CapacityInstance:
+        """The same point with the other postponement rule."""
+        return dataclasses.replace(self, work_conserving=bool(work_conserving))
+
+    # -- JSON -------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "family": self.family,
+            "version": self.format_version,
+            "name": self.name,
+            "source": self.source,
+            "now_s": self.now_s,
+            "energy_price_eur_per_kwh": self.energy_price_eur_per_kwh,
+            "pue": self.pue,
+            "postponement_penalty": self.postponement_penalty,
+            "work_conserving": self.work_conserving,
+            "idle_horizon_s": self.idle_horizon_s,
+            "nodes": [dataclasses.asdict(n) for n in self.nodes],
+            "jobs": [
+                {
+                    "name": j.name,
+                    "arrival_s": j.arrival_s,
+                    "due_s": j.due_s,
+                    "tardiness_weight_eur_per_s": j.tardiness_weight_eur_per_s,
+                    "remaining_epochs": j.remaining_epochs,
+                    "epoch_time_s": {k: list(v) for k, v in j.epoch_time_s.items()},
+                    "running": None if j.running is None else list(j.running),
+                }
+                for j in self.jobs
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CapacityInstance:
+        nodes = []
+        for n, raw in enumerate(_list(data, "nodes")):
+            f = f"nodes[{n}]"
+            _need(raw, f, ("name", "gpu_type", "num_gpus", "idle_power_w", "gpu_power_w"))
+            check(
+                isinstance(raw["num_gpus"], int) and not isinstance(raw["num_gpus"], bool),
+                f"{f}.num_gpus",
+                raw["num_gpus"],
+                "must be an integer",
+            )
+            nodes.append(
+                Node(
+                    str(raw["name"]),
+                    str(raw["gpu_type"]),
+                    raw["num_gpus"],
+                    raw["idle_power_w"],
+                    raw["gpu_power_w"],
+                )
+            )
+        jobs = []
+        for i, raw in enumerate(_list(data, "jobs")):
+            f = f"jobs[{i}]"
+            _need(
+                raw,
+                f,
+                (
+                    "name",
+                    "arrival_s",
+                    "due_s",
+                    "tardiness_weight_eur_per_s",
+                    "remaining_epochs",
+                    "epoch_time_s",
+                ),
+            )
+            table = raw["epoch_time_s"]
+            check(isinstance(table, dict), f"{f}.epoch_time_s", table, "expected an object")
+            for k, v in table.items():
+                check(
+                    isinstance(v, list) and len(v) > 0,
+                    f"{f}.epoch_time_s[{k!r}]",
+                    v,
+                    "expected a non-empty list of seconds",
+                )
+            run = raw.get("running")
+            if run is not None:
+                check(
+                    isinstance(run, list)
+                    and len(run) == 2
+                    and all(isinstance(x, int) and not isinstance(x, bool) for x in run),
+                    f"{f}.running",
+                    run,
+                    "expected null or [node index, gpus]",
+                )
+            jobs.append(
+                Job(
+                    str(raw["name"]),
+                    raw["arrival_s"],
+                    raw["due_s"],
+                    raw["tardiness_weight_eur_per_s"],
+                    raw["remaining_epochs"],
+                    table,
+                    None if run is None else (run[0], run[1]),
+                )
+            )
+        wc = data.get("work_conserving", True)
+        check(isinstance(wc, bool), "work_conserving", wc, "must be true or false")
+        return cls(
+            tuple(nodes),
+            tuple(jobs),
+            now_s=data.get("now_s", 0.0),
+            energy_price_eur_per_kwh=data.get("energy_price_eur_per_kwh", 0.172),
+            pue=data.get("pue", 1.33),
+            postponement_penalty=data.get("postponement_penalty", 100.0),
+            work_conserving=wc,
+            idle_horizon_s=data.get("idle_horizon_s", 3600.0),
+            name=str(data.get("name", "")),
+            source=str(data.get("source", "")),
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CapacityInstance) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(self.instance_id)
+
+    def __repr__(self) -> str:
+        running = sum(j.running is not None for j in self.jobs)
+        return (
+            f"CapacityInstance({self.name or self.instance_id!r}, {self.num_nodes} nodes, "
+            f"{self.num_jobs} jobs ({running} running), now_s={self.now_s}, "
+            f"work_conserving={self.work_conserving})"
+        )
+
+
+def _finite(field: str, value: Any) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InstanceError(f"{field} = {value!r}: not a number") from None
+    check(math.isfinite(x), field, value, "must be finite")
+    return x
+
+
+def _list(data: dict[str, Any], key: str) -> list[Any]:
+    if key not in data:
+        raise InstanceError(f"missing field {key!r}")
+    value = data[key]
+    check(isinstance(value, list), key, type(value).__name__, "expected a list")
+    return value
+
+
+def _need(raw: Any, field: str, keys: tuple[str, ...]) -> None:
+    check(isinstance(raw, dict), field, raw, "expected an object")
+    for k in keys:
+        if k not in raw:
+            raise InstanceError(f"{field}: missing field {k!r}")

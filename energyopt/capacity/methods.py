@@ -1,0 +1,199 @@
+"""Capacity methods in the registry, every one scored by the evaluator (``evaluate``)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from energyopt.capacity import baselines as _baselines
+from energyopt.capacity import bruteforce as _bf
+from energyopt.capacity import milp as _milp
+from energyopt.capacity.evaluator import Assignment, CapacitySolution, evaluate
+from energyopt.capacity.greedy import randomized_greedy
+from energyopt.capacity.instance import CapacityInstance
+from energyopt.core.highs import solve_with_highs
+from energyopt.core.registry import EvaluationMismatchError, register
+from energyopt.core.result import Result
+from energyopt.core.status import SolutionStatus, TerminationReason
+
+FAMILY = "capacity"
+#: Tolerance between a solver's objective and the evaluator's: relative, with an
+#: absolute floor of 1e-7 EUR (costs here are often cents).
+OBJECTIVE_RTOL = 1e-6
+OBJECTIVE_ATOL_EUR = 1e-7
+
+
+def capacity_result(
+    instance: CapacityInstance,
+    method: str,
+    assignment: Assignment | None,
+    *,
+    termination: TerminationReason,
+    proven_optimal: bool = False,
+    bound: float | None = None,
+    solver_objective: float | None = None,
+    solver: str = "python",
+    solver_version: str = "",
+    message: str = "",
+    extra: dict[str, Any] | None = None,
+) -> Result:
+    """Score ``assignment`` with the evaluator and package it as a :class:`Result`.
+
+    A solution the evaluator rejects, a solver objective that disagrees with the
+    evaluator, or a bound above the objective raise :class:`EvaluationMismatchError`.
+    """
+    objective, status = None, SolutionStatus.NONE
+    extra = dict(extra or {})
+    solution = None
+    if assignment is not None:
+        solution = CapacitySolution(tuple(assignment))
+        ev = evaluate(instance, solution)
+        if not ev.feasible:
+            raise EvaluationMismatchError(
+                f"{method}: solution rejected by the evaluator: {'; '.join(ev.violations)}"
+            )
+        tol = max(OBJECTIVE_ATOL_EUR, OBJECTIVE_RTOL * abs(ev.objective))
+        if solver_objective is not None and abs(solver_objective - ev.objective) > tol:
+            raise EvaluationMismatchError(
+                f"{method}: solver objective {solver_objective!r} EUR but the evaluator gives "
+                f"{ev.objective!r} EUR"
+            )
+        objective = ev.objective
+        status = SolutionStatus.OPTIMAL if proven_optimal else SolutionStatus.FEASIBLE
+        extra.update(
+            theta_s=ev.theta_s,
+            energy_cost_eur=ev.energy_cost_eur,
+            tardiness_cost_eur=ev.tardiness_cost_eur,
+            postponement_cost_eur=ev.postponement_cost_eur,
+            postponed=len(solution.postponed),
+        )
+    if bound is not None and objective is not None:
+        if bound > objective + max(OBJECTIVE_ATOL_EUR, OBJECTIVE_RTOL * abs(objective)):
+            raise EvaluationMismatchError(
+                f"{method}: bound {bound} EUR above its own objective {objective} EUR"
+            )
+    return Result(
+        family=FAMILY,
+        instance_id=instance.instance_id,
+        method=method,
+        termination=termination,
+        status=status,
+        objective=objective,
+        bound=bound,
+        solver=solver,
+        solver_version=solver_version,
+        solution=solution,
+        message=message,
+        extra=extra,
+    )
+
+
+@register(FAMILY, "highs", exact=True, description="Capacity MILP (CAP-1..10) solved by HiGHS")
+def solve_highs(
+    instance: CapacityInstance,
+    *,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    warm_start: bool = True,
+    rel_gap: float = 1e-9,
+    threads: int | None = 1,
+) -> Result:
+    """The exact linearization (formulations/capacity.md, CAP-1..CAP-10) with HiGHS' dual bound."""
+    tick = time.perf_counter()
+    model = _milp.build_model(instance)
+    start = None
+    if warm_start:
+        ws, _, _ = randomized_greedy(instance, max_iterations=10, seed=0 if seed is None else seed)
+        start = _milp.warm_start_values(model, instance, ws)
+    remaining = None if time_limit is None else max(0.05, time_limit - (time.perf_counter() - tick))
+    outcome = solve_with_highs(
+        model, time_limit=remaining, rel_gap=rel_gap, threads=threads, warm_start=start
+    )
+    assignment = None
+    if outcome.status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE):
+        assignment = _milp.read_assignment(model, instance)
+    proven = outcome.termination is TerminationReason.OPTIMAL and assignment is not None
+    return capacity_result(
+        instance,
+        "highs",
+        assignment,
+        termination=outcome.termination,
+        proven_optimal=proven,
+        bound=outcome.bound,
+        solver_objective=outcome.objective,
+        solver=outcome.solver,
+        solver_version=outcome.solver_version,
+        message=outcome.message,
+        extra={**outcome.extra, "work_conserving": instance.work_conserving},
+    )
+
+
+@register(FAMILY, "bruteforce", exact=True, description="Every assignment tried (tiny instances)")
+def solve_bruteforce(
+    instance: CapacityInstance, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
+    """Exhaustive search; the optimum is its own proven bound."""
+    assignment, cost = _bf.brute_force(instance)
+    return capacity_result(
+        instance,
+        "bruteforce",
+        assignment,
+        termination=TerminationReason.OPTIMAL,
+        proven_optimal=True,
+        bound=cost,
+        solver_objective=cost,
+    )
+
+
+@register(
+    FAMILY,
+    "randomized-greedy",
+    exact=False,
+    description="ANDREAS Randomized Greedy (Alg. 1), best f_OBJ of max_iterations",
+)
+def solve_randomized_greedy(
+    instance: CapacityInstance,
+    *,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    max_iterations: int = 1000,
+    swap_probability: float = 0.5,
+) -> Result:
+    """ANDREAS Randomized Greedy; deterministic for a seed (``None`` means seed 0)."""
+    assignment, cost, trace = randomized_greedy(
+        instance,
+        max_iterations=max_iterations,
+        seed=0 if seed is None else seed,
+        swap_probability=swap_probability,
+    )
+    return capacity_result(
+        instance,
+        "randomized-greedy",
+        assignment,
+        termination=TerminationReason.COMPLETED,
+        solver_objective=cost,
+        extra={"iterations": max_iterations, "improvements": trace.improvements},
+    )
+
+
+def _baseline(policy: str) -> Any:
+    def run(
+        instance: CapacityInstance, *, time_limit: float | None = None, seed: int | None = None
+    ) -> Result:
+        return capacity_result(
+            instance,
+            policy,
+            _baselines.first_principle(instance, policy),
+            termination=TerminationReason.COMPLETED,
+        )
+
+    run.__name__ = f"solve_{policy}"
+    return run
+
+
+for _policy, _what in (
+    ("fifo", "First In First Out: waiting jobs by arrival, running jobs untouched"),
+    ("edf", "Earliest Deadline First: waiting jobs by due date, running jobs untouched"),
+    ("priority", "Priority scheduling: waiting jobs by tardiness weight, running jobs untouched"),
+):
+    register(FAMILY, _policy, exact=False, description=_what)(_baseline(_policy))
