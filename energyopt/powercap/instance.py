@@ -1,0 +1,417 @@
+"""The scheduling-event instance of the JCT-under-a-power-cap problem (PowerFlow 5.2).
+
+At one scheduling event the cluster has ``G`` GPUs in nodes of ``r``; each active
+job has remaining iterations, an age and a table of configurations (GPU count, SM
+clock) with their predicted iteration time and power. The problem (PC-9..PC-15 of
+``formulations/powercap.md``) picks one configuration per job.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from energyopt.core.instance import InstanceBase, InstanceError, check, finite_nonneg
+
+
+def is_power_of_two(n: int) -> bool:
+    return n >= 1 and (n & (n - 1)) == 0
+
+
+@dataclasses.dataclass(frozen=True)
+class JobOption:
+    """One configuration of a job: GPUs, clock, predicted seconds per iteration, watts."""
+
+    num_gpus: int
+    sm_clock_mhz: int
+    iter_time_s: float
+    power_w: float
+
+    @property
+    def energy_per_iter_j(self) -> float:
+        return self.iter_time_s * self.power_w
+
+
+@dataclasses.dataclass(frozen=True)
+class EventJob:
+    """A job at the scheduling event.
+
+    Attributes
+    ----------
+    name
+        Identifier (unique within the instance).
+    remaining_iterations
+        Iterations left to train.
+    age_s
+        Seconds since the job's arrival (its JCT so far).
+    options
+        The configurations it may run in (GPU count a power of two, a supported clock).
+    min_gpus
+        0 for a preemptible job; otherwise it must get at least this many GPUs.
+    workload, global_batch_size
+        Informational.
+    """
+
+    name: str
+    remaining_iterations: float
+    age_s: float
+    options: tuple[JobOption, ...]
+    min_gpus: int = 0
+    workload: str = ""
+    global_batch_size: int = 0
+
+    def option(self, num_gpus: int, sm_clock_mhz: int) -> JobOption | None:
+        return self._index.get((int(num_gpus), int(sm_clock_mhz)))
+
+    @functools.cached_property
+    def _index(self) -> dict[tuple[int, int], JobOption]:
+        return {(o.num_gpus, o.sm_clock_mhz): o for o in self.options}
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PowercapInstance(InstanceBase):
+    """One scheduling event of PowerFlow (Eqs. 18-19 with network packing, 5.3).
+
+    Parameters
+    ----------
+    num_gpus
+        G, the GPUs of the cluster.
+    gpus_per_node
+        r, GPUs per node (a power of two dividing G).
+    eta
+        Power-cap fraction; the cap is ``eta * G * p_max_w`` (Eq. 19).
+    p_max_w
+        P_max, mean GPU power of a training job at the highest clock.
+    idle_power_w
+        Power of an idle GPU on a powered node; nodes with no job are shut down.
+    wait_estimate_s
+        Waiting time charged to a job given no GPU at this event (PC-10).
+    jobs
+        The active jobs.
+    name, source
+        A label; where the option tables come from (``simulated ...`` when so).
+    """
+
+    family = "powercap"
+
+    num_gpus: int
+    gpus_per_node: int
+    eta: float
+    p_max_w: float
+    idle_power_w: float
+    wait_estimate_s: float
+    jobs: tuple[EventJob, ...]
+    name: str = ""
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "jobs", tuple(self.jobs))
+        self._validate()
+
+    @property
+    def power_cap_w(self) -> float:
+        """Eq. 19: ``eta * G * P_max``."""
+        return self.eta * self.num_gpus * self.p_max_w
+
+    @property
+    def num_nodes(self) -> int:
+        return self.num_gpus // self.gpus_per_node
+
+    def efficient_option(self, j: int) -> JobOption:
+        """The one-GPU configuration of job ``j`` with the least energy per iteration.
+
+        Its clock is the "most energy-efficient GPU frequency" where Algorithm 1
+        starts; ties go to the higher clock.
+        """
+        ones = [o for o in self.jobs[j].options if o.num_gpus == 1]
+        if not ones:
+            ones = [
+                o
+                for o in self.jobs[j].options
+                if o.num_gpus == min(p.num_gpus for p in self.jobs[j].options)
+            ]
+        return min(ones, key=lambda o: (o.energy_per_iter_j, -o.sm_clock_mhz))
+
+    def queued_jct_s(self, j: int) -> float:
+        """PC-10: JCT of job ``j`` given no GPU now.
+
+        Age, plus the stated waiting estimate, plus its remaining iterations on one
+        GPU at its most energy-efficient clock (where it would restart).
+        """
+        job = self.jobs[j]
+        t1 = self.efficient_option(j).iter_time_s
+        return job.age_s + self.wait_estimate_s + job.remaining_iterations * t1
+
+    def jct_s(self, j: int, option: JobOption) -> float:
+        """PC-9: predicted JCT of job ``j`` in ``option``: age + remaining * T_iter."""
+        job = self.jobs[j]
+        return job.age_s + job.remaining_iterations * option.iter_time_s
+
+    def _validate(self) -> None:
+        g, r = self.num_gpus, self.gpus_per_node
+        check(isinstance(g, int) and g >= 1, "num_gpus", g, "must be an integer >= 1")
+        check(
+            isinstance(r, int) and is_power_of_two(r),
+            "gpus_per_node",
+            r,
+            "must be a power of two (buddy placement, 5.3)",
+        )
+        check(g % r == 0, "num_gpus", g, f"must be a multiple of gpus_per_node = {r}")
+        eta = finite_nonneg("eta", self.eta)
+        check(eta > 0, "eta", self.eta, "must be positive (the cap is eta * G * P_max)")
+        object.__setattr__(self, "eta", eta)
+        pmax = finite_nonneg("p_max_w", self.p_max_w)
+        check(pmax > 0, "p_max_w", self.p_max_w, "must be positive")
+        object.__setattr__(self, "p_max_w", pmax)
+        object.__setattr__(self, "idle_power_w", finite_nonneg("idle_power_w", self.idle_power_w))
+        object.__setattr__(
+            self, "wait_estimate_s", finite_nonneg("wait_estimate_s", self.wait_estimate_s)
+        )
+        check(len(self.jobs) > 0, "jobs", [], "no job at the event")
+        names = set()
+        for i, job in enumerate(self.jobs):
+            f = f"jobs[{i}]"
+            check(job.name not in names, f"{f}.name", job.name, "duplicate job name")
+            names.add(job.name)
+            rem = finite_nonneg(f"{f}.remaining_iterations", job.remaining_iterations)
+            check(rem > 0, f"{f}.remaining_iterations", rem, "must be positive")
+            finite_nonneg(f"{f}.age_s", job.age_s)
+            check(
+                isinstance(job.min_gpus, int) and job.min_gpus >= 0,
+                f"{f}.min_gpus",
+                job.min_gpus,
+                "must be an integer >= 0",
+            )
+            check(
+                job.min_gpus <= g,
+                f"{f}.min_gpus",
+                job.min_gpus,
+                f"job {job.name!r} needs more GPUs than the cluster has ({g})",
+            )
+            check(len(job.options) > 0, f"{f}.options", [], "no configuration")
+            seen = set()
+            for k, o in enumerate(job.options):
+                fo = f"{f}.options[{k}]"
+                check(
+                    isinstance(o.num_gpus, int) and is_power_of_two(o.num_gpus),
+                    f"{fo}.num_gpus",
+                    o.num_gpus,
+                    "must be a power of two >= 1 (network packing, 5.3)",
+                )
+                check(
+                    o.num_gpus <= g,
+                    f"{fo}.num_gpus",
+                    o.num_gpus,
+                    f"job {job.name!r}: more GPUs than the cluster has ({g})",
+                )
+                t = finite_nonneg(f"{fo}.iter_time_s", o.iter_time_s)
+                check(t > 0, f"{fo}.iter_time_s", o.iter_time_s, "must be positive")
+                finite_nonneg(f"{fo}.power_w", o.power_w)
+                key = (o.num_gpus, o.sm_clock_mhz)
+                check(key not in seen, f"{fo}", key, "duplicate (num_gpus, sm_clock_mhz)")
+                seen.add(key)
+            usable = [o for o in job.options if o.num_gpus >= max(job.min_gpus, 1)]
+            check(
+                len(usable) > 0,
+                f"{f}.min_gpus",
+                job.min_gpus,
+                f"job {job.name!r} has no configuration with that many GPUs",
+            )
+            if job.min_gpus == 0:
+                check(
+                    any(o.num_gpus == 1 for o in job.options),
+                    f"{f}.options",
+                    "...",
+                    "a preemptible job needs a one-GPU configuration (its queued JCT, PC-10)",
+                )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "family": self.family,
+            "version": self.format_version,
+            "name": self.name,
+            "source": self.source,
+            "num_gpus": self.num_gpus,
+            "gpus_per_node": self.gpus_per_node,
+            "eta": self.eta,
+            "p_max_w": self.p_max_w,
+            "idle_power_w": self.idle_power_w,
+            "wait_estimate_s": self.wait_estimate_s,
+            "jobs": [
+                {
+                    "name": j.name,
+                    "workload": j.workload,
+                    "global_batch_size": j.global_batch_size,
+                    "remaining_iterations": j.remaining_iterations,
+                    "age_s": j.age_s,
+                    "min_gpus": j.min_gpus,
+                    "options": [
+                        [o.num_gpus, o.sm_clock_mhz, o.iter_time_s, o.power_w] for o in j.options
+                    ],
+                }
+                for j in self.jobs
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PowercapInstance:
+        jobs = []
+        for i, j in enumerate(data["jobs"]):
+            opts = []
+            for k, o in enumerate(j["options"]):
+                if not isinstance(o, (list, tuple)) or len(o) != 4:
+                    raise InstanceError(
+                        f"jobs[{i}].options[{k}] = {o!r}: expected "
+                        "[num_gpus, sm_clock_mhz, iter_time_s, power_w]"
+                    )
+                opts.append(JobOption(_int(o[0], f"jobs[{i}].options[{k}][0]"), int(o[1]), *o[2:]))
+            jobs.append(
+                EventJob(
+                    str(j["name"]),
+                    j["remaining_iterations"],
+                    j["age_s"],
+                    tuple(opts),
+                    _int(j.get("min_gpus", 0), f"jobs[{i}].min_gpus"),
+                    str(j.get("workload", "")),
+                    int(j.get("global_batch_size", 0)),
+                )
+            )
+        return cls(
+            _int(data["num_gpus"], "num_gpus"),
+            _int(data["gpus_per_node"], "gpus_per_node"),
+            data["eta"],
+            data["p_max_w"],
+            data["idle_power_w"],
+            data["wait_estimate_s"],
+            tuple(jobs),
+            str(data.get("name", "")),
+            str(data.get("source", "")),
+        )
+
+    def with_eta(self, eta: float) -> PowercapInstance:
+        return dataclasses.replace(self, eta=eta)
+
+
+def _int(v: Any, field: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or int(v) != v:
+        raise InstanceError(f"{field} = {v!r}: must be an integer")
+    return int(v)
+
+
+class IterationModel(Protocol):
+    """Anything with ``iteration(num_gpus, sm_clock_mhz, global_batch_size) -> (s, J)``."""
+
+    def iteration(self, num_gpus: Any, sm_clock_mhz: Any, global_batch_size: Any) -> Any: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class JobSpec:
+    """What the builder needs to know about a job (see :func:`event_instance`)."""
+
+    name: str
+    workload: str
+    global_batch_size: int
+    remaining_iterations: float
+    age_s: float = 0.0
+    min_gpus: int = 0
+    max_gpus: int | None = None
+
+
+def option_table(
+    model: IterationModel,
+    global_batch_size: int,
+    num_gpus: int,
+    clocks_mhz: Sequence[int],
+    *,
+    max_gpus: int | None = None,
+) -> tuple[JobOption, ...]:
+    """All configurations of a job: powers of two up to ``min(G, max_gpus, batch)``, every clock.
+
+    Power is ``E_iter / T_iter`` (PowerFlow 5.2: ``P = E_iter / T_iter``).
+    """
+    cap = min(num_gpus, max_gpus or num_gpus, max(1, int(global_batch_size)))
+    ns = [1 << k for k in range(int(math.log2(cap)) + 1)]
+    nn, ff = np.meshgrid(np.array(ns, float), np.array(clocks_mhz, float), indexing="ij")
+    t, e = model.iteration(nn.ravel(), ff.ravel(), float(global_batch_size))
+    t, e = np.broadcast_to(t, nn.size), np.broadcast_to(e, nn.size)
+    return tuple(
+        JobOption(int(n), int(f), float(ti), float(ei / ti))
+        for n, f, ti, ei in zip(nn.ravel(), ff.ravel(), t, e)
+    )
+
+
+def p_max_from_models(
+    models: Mapping[str, IterationModel],
+    clocks_mhz: Sequence[int],
+    batch_sizes: Mapping[str, Sequence[int]] | None = None,
+) -> float:
+    """P_max of Eq. 19: mean one-GPU power over the workloads at the highest clock."""
+    f = max(clocks_mhz)
+    powers = []
+    for name, m in models.items():
+        for bs in (batch_sizes or {}).get(name, (32,)):
+            t, e = m.iteration(1.0, float(f), float(bs))
+            powers.append(float(e) / float(t))
+    return float(np.mean(powers))
+
+
+def event_instance(
+    jobs: Sequence[JobSpec],
+    models: Mapping[str, IterationModel],
+    *,
+    num_gpus: int,
+    gpus_per_node: int,
+    eta: float,
+    p_max_w: float,
+    clocks_mhz: Sequence[int],
+    idle_power_w: float,
+    wait_estimate_s: float = 0.0,
+    name: str = "",
+    source: str = "",
+) -> PowercapInstance:
+    """Build an event instance with each job's option table predicted by ``models``."""
+    ev = []
+    for i, spec in enumerate(jobs):
+        if spec.workload not in models:
+            raise InstanceError(
+                f"jobs[{i}].workload = {spec.workload!r}: no model (known: {sorted(models)})"
+            )
+        if spec.min_gpus > num_gpus:
+            raise InstanceError(
+                f"jobs[{i}].min_gpus = {spec.min_gpus!r}: job {spec.name!r} needs more GPUs "
+                f"than the cluster has ({num_gpus})"
+            )
+        opts = option_table(
+            models[spec.workload],
+            spec.global_batch_size,
+            num_gpus,
+            clocks_mhz,
+            max_gpus=spec.max_gpus,
+        )
+        ev.append(
+            EventJob(
+                spec.name,
+                float(spec.remaining_iterations),
+                float(spec.age_s),
+                opts,
+                int(spec.min_gpus),
+                spec.workload,
+                int(spec.global_batch_size),
+            )
+        )
+    return PowercapInstance(
+        num_gpus,
+        gpus_per_node,
+        eta,
+        p_max_w,
+        idle_power_w,
+        wait_estimate_s,
+        tuple(ev),
+        name,
+        source,
+    )

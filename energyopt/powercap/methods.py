@@ -1,0 +1,172 @@
+"""Powercap methods in the registry: every one is scored by :func:`~energyopt.powercap.evaluator.evaluate`."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from energyopt.core.highs import solve_with_highs
+from energyopt.core.registry import EvaluationMismatchError, register
+from energyopt.core.result import Result
+from energyopt.core.status import SolutionStatus, TerminationReason
+from energyopt.powercap import milp as _milp
+from energyopt.powercap.bruteforce import brute_force
+from energyopt.powercap.evaluator import PowercapSolution, evaluate
+from energyopt.powercap.greedy import marginal_return_greedy
+from energyopt.powercap.instance import PowercapInstance
+
+FAMILY = "powercap"
+#: Relative tolerance between a solver's objective and the evaluator's.
+OBJECTIVE_RTOL = 1e-6
+
+
+def powercap_result(
+    instance: PowercapInstance,
+    method: str,
+    config: tuple[tuple[int, int], ...] | None,
+    *,
+    termination: TerminationReason,
+    proven_optimal: bool = False,
+    bound: float | None = None,
+    solver_objective: float | None = None,
+    solver: str = "python",
+    solver_version: str = "",
+    message: str = "",
+    extra: dict[str, Any] | None = None,
+) -> Result:
+    """Score ``config`` with the evaluator and package it as a :class:`Result`.
+
+    A solution the evaluator rejects, a solver objective that disagrees with it, or
+    a bound above the objective raise :class:`EvaluationMismatchError` (bugs).
+    """
+    objective, status = None, SolutionStatus.NONE
+    extra = dict(extra or {})
+    if config is not None:
+        ev = evaluate(instance, config)
+        if not ev.feasible:
+            raise EvaluationMismatchError(
+                f"{method}: solution rejected by the evaluator: {'; '.join(ev.violations)}"
+            )
+        if solver_objective is not None and abs(solver_objective - ev.mean_jct_s) > (
+            OBJECTIVE_RTOL * max(1.0, abs(ev.mean_jct_s))
+        ):
+            raise EvaluationMismatchError(
+                f"{method}: solver objective {solver_objective!r} s but the evaluator gives "
+                f"{ev.mean_jct_s!r} s"
+            )
+        objective = ev.mean_jct_s
+        status = SolutionStatus.OPTIMAL if proven_optimal else SolutionStatus.FEASIBLE
+        extra.update(
+            power_w=ev.power_w,
+            power_cap_w=ev.power_cap_w,
+            gpus_used=ev.gpus_used,
+            powered_nodes=ev.powered_nodes,
+        )
+    if bound is not None and objective is not None and bound > objective * (1 + 1e-7) + 1e-9:
+        raise EvaluationMismatchError(
+            f"{method}: bound {bound} s above its objective {objective} s"
+        )
+    return Result(
+        family=FAMILY,
+        instance_id=instance.instance_id,
+        method=method,
+        termination=termination,
+        status=status,
+        objective=objective,
+        bound=bound,
+        solver=solver,
+        solver_version=solver_version,
+        solution=None if config is None else PowercapSolution(config),
+        message=message,
+        extra=extra,
+    )
+
+
+@register(FAMILY, "highs", exact=True, description="Event MILP (Pyomo) solved by HiGHS")
+def solve_highs(
+    instance: PowercapInstance,
+    *,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    warm_start: bool = True,
+    rel_gap: float = 1e-9,
+    threads: int | None = None,
+) -> Result:
+    """Event MILP (PC-17..PC-21), greedy warm start, HiGHS MIP dual bound as the bound."""
+    tick = time.perf_counter()
+    model = _milp.build_model(instance)
+    start = None
+    if warm_start:
+        g = marginal_return_greedy(instance)
+        if g.config is not None:
+            start = _milp.warm_start_values(model, instance, g.config)
+    remaining = None if time_limit is None else max(0.05, time_limit - (time.perf_counter() - tick))
+    out = solve_with_highs(
+        model, time_limit=remaining, rel_gap=rel_gap, threads=threads, warm_start=start
+    )
+    config = None
+    if out.status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE):
+        config = _milp.read_config(model, instance)
+    proven = out.termination is TerminationReason.OPTIMAL and config is not None
+    return powercap_result(
+        instance,
+        "highs",
+        config,
+        termination=out.termination,
+        proven_optimal=proven,
+        bound=out.bound,
+        solver_objective=out.objective,
+        solver=out.solver,
+        solver_version=out.solver_version,
+        message=out.message
+        or (
+            "no configuration meets the power cap" if out.termination.value == "infeasible" else ""
+        ),
+        extra=dict(out.extra),
+    )
+
+
+@register(
+    FAMILY, "greedy", exact=False, description="PowerFlow marginal-return greedy (Algorithm 1)"
+)
+def solve_greedy(
+    instance: PowercapInstance, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
+    """Algorithm 1 (Eqs. 20-21); deterministic. Infeasible when the minimum breaks the cap."""
+    g = marginal_return_greedy(instance)
+    if g.config is None:
+        return powercap_result(
+            instance, "greedy", None, termination=TerminationReason.INFEASIBLE, message=g.message
+        )
+    return powercap_result(
+        instance,
+        "greedy",
+        g.config,
+        termination=TerminationReason.COMPLETED,
+        extra={"gpu_steps": g.gpu_steps, "clock_steps": g.clock_steps},
+    )
+
+
+@register(FAMILY, "bruteforce", exact=True, description="Every combination (tiny events)")
+def solve_bruteforce(
+    instance: PowercapInstance, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
+    """Exhaustive enumeration scored by the evaluator; exact by construction."""
+    config, value = brute_force(instance)
+    if config is None:
+        return powercap_result(
+            instance,
+            "bruteforce",
+            None,
+            termination=TerminationReason.INFEASIBLE,
+            message="no combination meets the GPU count and the power cap",
+        )
+    return powercap_result(
+        instance,
+        "bruteforce",
+        config,
+        termination=TerminationReason.OPTIMAL,
+        proven_optimal=True,
+        bound=value,
+        solver_objective=value,
+    )
