@@ -117,6 +117,7 @@ def solve_highs(
     formulation: str = "incremental",
     warm_start: bool = True,
     filter_dominated: bool = True,
+    time_windows: bool = True,
     rel_gap: float = 1e-6,
     threads: int | None = None,
 ) -> Result:
@@ -124,7 +125,7 @@ def solve_highs(
     tick = time.perf_counter()
     work, report = instance.filter_dominated() if filter_dominated else (instance, None)
     T = instance.deadline_s
-    model = _milp.build_model(work, T, formulation)
+    model = _milp.build_model(work, T, formulation, time_windows)
     start_values = None
     if warm_start and T is not None:
         ws = slack_descent(work, T)

@@ -10,14 +10,17 @@ from typing import Any
 import pyomo.environ as pyo
 from pyomo.common.collections import ComponentMap
 
-from energyopt.pipeline.bounds import time_windows
+from energyopt.pipeline.bounds import time_windows as _time_windows
 from energyopt.pipeline.instance import PemInstance
 
 FORMULATIONS = ("incremental", "assignment")
 
 
 def build_model(
-    instance: PemInstance, deadline_s: float | None, formulation: str = "incremental"
+    instance: PemInstance,
+    deadline_s: float | None,
+    formulation: str = "incremental",
+    time_windows: bool = True,
 ) -> pyo.ConcreteModel:
     """The PEM MILP of ``instance`` at ``deadline_s`` (``None``: iteration time free).
 
@@ -28,6 +31,8 @@ def build_model(
         ``"incremental"``: one binary per step to a slower option (Eqs. PEM-6a..c);
         the same LP relaxation, but branching splits an option range in two, which
         HiGHS exploits much better (see ``benchmarks/pem_exact.py``).
+    time_windows
+        Add the valid time-window bounds and eliminations (Eq. PEM-7).
 
     Returns
     -------
@@ -43,7 +48,7 @@ def build_model(
         dimen=2, initialize=[(i, k) for i in m.I for k in range(len(instance.option_times[i]))]
     )
     m.formulation = formulation
-    windows = time_windows(instance)
+    windows = _time_windows(instance)
     _iteration_time(m, instance, deadline_s, windows)
     if formulation == "assignment":
         m.x = pyo.Var(m.IK, domain=pyo.Binary)
@@ -51,10 +56,10 @@ def build_model(
     else:
         incremental_choice(m, instance)
     _duration(m, instance)
-    _start_times(m, instance, windows, deadline_s)
+    _start_times(m, instance, windows if time_windows else None, deadline_s)
     precedence(m, instance)
     deadline(m, instance)
-    time_window_eliminations(m, instance, windows, deadline_s)
+    time_window_eliminations(m, instance, windows, deadline_s if time_windows else None)
     objective(m, instance)
     return m
 
@@ -120,6 +125,9 @@ def _duration(m: pyo.ConcreteModel, instance: PemInstance) -> None:
 def _start_times(
     m: pyo.ConcreteModel, instance: PemInstance, windows: Any, deadline_s: float | None
 ) -> None:
+    if windows is None:
+        m.start = pyo.Var(m.I, bounds=(0, None))
+        return
     ub = None if deadline_s is None else windows.latest_start(deadline_s)
 
     def bounds(m: pyo.ConcreteModel, i: int) -> tuple[float, float | None]:
