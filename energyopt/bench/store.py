@@ -1,0 +1,278 @@
+"""The results store: one SQLite file, one committed row per finished cell.
+
+Each finished cell is written in its own transaction the moment it arrives, so a
+run killed at any point loses at most the cells still running, and a restarted run
+skips every cell already in the store (its key is the primary key, so a cell can
+never appear twice). SQLite's journal makes each commit atomic even under SIGKILL.
+
+Tables
+------
+``meta``      store format (``format = energyopt-results``, ``version``).
+``runs``      one row per ``bench`` invocation: id, start time, command line, executor.
+``instances`` every instance solved, as JSON (so the store is self-contained).
+``cells``     one row per cell: key, instance, method, seed, time limit, options,
+              outcome, termination, status, objective, bound, gap, runtimes and
+              the method's full ``Result.to_dict()`` as JSON.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import socket
+import sqlite3
+import uuid
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import energyopt
+from energyopt.core.gap import gap
+
+STORE_FORMAT = "energyopt-results"
+STORE_VERSION = 1
+#: SQLite ``application_id`` of a results store ("EOPT"), to tell it from other databases.
+APPLICATION_ID = 0x454F5054
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY, started_at TEXT NOT NULL, argv TEXT NOT NULL,
+    executor TEXT NOT NULL, jobs INTEGER NOT NULL, host TEXT NOT NULL,
+    energyopt_version TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS instances (
+    instance_id TEXT PRIMARY KEY, family TEXT NOT NULL, name TEXT NOT NULL,
+    instance_json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cells (
+    cell_key TEXT PRIMARY KEY,
+    family TEXT NOT NULL, suite TEXT NOT NULL, origin TEXT NOT NULL,
+    instance_id TEXT NOT NULL, instance_name TEXT NOT NULL,
+    method TEXT NOT NULL, seed INTEGER, time_limit_s REAL, options_json TEXT NOT NULL,
+    outcome TEXT NOT NULL, termination TEXT NOT NULL, status TEXT NOT NULL,
+    objective REAL, bound REAL, gap REAL, runtime_s REAL, wall_s REAL NOT NULL,
+    solver TEXT NOT NULL, solver_version TEXT NOT NULL, message TEXT NOT NULL,
+    result_json TEXT, run_id TEXT NOT NULL, finished_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS cells_by_instance ON cells (family, instance_id, method);
+"""
+
+#: Columns that describe what was computed, independent of when, where and how fast:
+#: two stores of the same cells must agree on these (see :meth:`ResultsStore.contents`).
+CONTENT_COLUMNS = (
+    "cell_key",
+    "family",
+    "suite",
+    "instance_id",
+    "method",
+    "seed",
+    "time_limit_s",
+    "options_json",
+    "outcome",
+    "termination",
+    "status",
+    "objective",
+    "bound",
+    "gap",
+    "solver",
+    "solver_version",
+)
+
+
+class StoreError(ValueError):
+    """The file is not a results store (corrupt, foreign, or of another version)."""
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+class ResultsStore:
+    """A results store on disk.
+
+    Parameters
+    ----------
+    path
+        SQLite file.
+    create
+        Create the file when it does not exist (``bench``); otherwise a missing
+        file is a :class:`FileNotFoundError` (``report``).
+    """
+
+    def __init__(self, path: str | Path, *, create: bool = False) -> None:
+        self.path = Path(path)
+        if not self.path.exists() and not create:
+            raise FileNotFoundError(f"{self.path}: no such results store")
+        if self.path.is_dir():
+            raise StoreError(f"{self.path}: is a directory, not a results store")
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self._open(create)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: not an energyopt results store ({exc})") from None
+
+    def _open(self, create: bool) -> None:
+        db = self._db
+        app_id = db.execute("PRAGMA application_id").fetchone()[0]
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables and app_id == 0:
+            if not create:
+                raise StoreError(f"{self.path}: not an energyopt results store (empty database)")
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.executescript(_SCHEMA)
+            db.executemany(
+                "INSERT INTO meta VALUES (?, ?)",
+                [("format", STORE_FORMAT), ("version", str(STORE_VERSION))],
+            )
+            return
+        if app_id != APPLICATION_ID or "meta" not in tables:
+            raise StoreError(
+                f"{self.path}: not an energyopt results store (an SQLite database of another kind)"
+            )
+        meta = dict(db.execute("SELECT key, value FROM meta"))
+        if meta.get("format") != STORE_FORMAT or meta.get("version") != str(STORE_VERSION):
+            raise StoreError(
+                f"{self.path}: results store format {meta.get('format')!r} version "
+                f"{meta.get('version')!r}; this energyopt reads version {STORE_VERSION}"
+            )
+        missing = {"runs", "instances", "cells"} - tables
+        if missing:
+            raise StoreError(f"{self.path}: damaged results store (missing {sorted(missing)})")
+        db.execute("PRAGMA journal_mode = WAL")
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> ResultsStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing ------------------------------------------------------------------
+    def start_run(self, argv: Iterable[str], executor: str, jobs: int) -> str:
+        """Record a new run and return its id (UTC start time plus a random suffix)."""
+        started = _now()
+        stamp = started.replace("-", "").replace(":", "").replace("+0000", "")[:15]
+        run_id = f"{stamp}Z-{uuid.uuid4().hex[:6]}"
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    started,
+                    json.dumps(list(argv)),
+                    executor,
+                    int(jobs),
+                    socket.gethostname(),
+                    energyopt.__version__,
+                ),
+            )
+        return run_id
+
+    def add_instances(self, instances: Iterable[tuple[str, str, str, str]]) -> None:
+        """Store ``(instance_id, family, name, json)`` rows not stored yet."""
+        with self._transaction() as db:
+            db.executemany("INSERT OR IGNORE INTO instances VALUES (?, ?, ?, ?)", instances)
+
+    def add_cell(self, spec: dict[str, Any], record: dict[str, Any], run_id: str) -> None:
+        """Commit one finished cell (``spec`` from :meth:`Cell.to_spec`, ``record`` from
+        :func:`energyopt.bench.cells.run_cell`). ``replace`` a failed cell being retried."""
+        res = record.get("result") or {}
+        objective, bound = res.get("objective"), res.get("bound")
+        row = (
+            spec["key"],
+            spec["family"],
+            spec["suite"],
+            spec["origin"],
+            spec["instance_id"],
+            spec["instance_name"],
+            spec["method"],
+            spec["seed"],
+            spec["time_limit_s"],
+            json.dumps(spec["options"], sort_keys=True, separators=(",", ":")),
+            record["outcome"],
+            res.get("termination", _termination_of(record["outcome"])),
+            res.get("status", "none"),
+            objective,
+            bound,
+            gap(objective, bound),
+            res.get("runtime_s"),
+            record["wall_s"],
+            res.get("solver", ""),
+            res.get("solver_version", ""),
+            record.get("message") or res.get("message", ""),
+            json.dumps(res) if res else None,
+            run_id,
+            _now(),
+        )
+        with self._transaction() as db:
+            db.execute(f"INSERT OR REPLACE INTO cells VALUES ({', '.join('?' * len(row))})", row)
+
+    def delete_cells(self, keys: Iterable[str]) -> None:
+        with self._transaction() as db:
+            db.executemany("DELETE FROM cells WHERE cell_key = ?", [(k,) for k in keys])
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+    # -- reading ------------------------------------------------------------------
+    def cell_outcomes(self) -> dict[str, str]:
+        """Cell key -> outcome, for every cell in the store."""
+        return dict(self._db.execute("SELECT cell_key, outcome FROM cells"))
+
+    def rows(self, columns: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """Cells as dictionaries, ordered by key."""
+        cols = ", ".join(columns) if columns else "*"
+        cur = self._db.execute(f"SELECT {cols} FROM cells ORDER BY cell_key")
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r)) for r in cur]
+
+    def contents(self) -> list[tuple[Any, ...]]:
+        """What was computed (:data:`CONTENT_COLUMNS`), without timings, run ids or dates."""
+        cur = self._db.execute(f"SELECT {', '.join(CONTENT_COLUMNS)} FROM cells ORDER BY cell_key")
+        return [tuple(r) for r in cur]
+
+    def runs(self) -> list[dict[str, Any]]:
+        cur = self._db.execute("SELECT * FROM runs ORDER BY started_at")
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r)) for r in cur]
+
+    def instance_json(self, instance_id: str) -> str | None:
+        row = self._db.execute(
+            "SELECT instance_json FROM instances WHERE instance_id = ?", (instance_id,)
+        ).fetchone()
+        return None if row is None else row[0]
+
+    def iter_results(self) -> Iterator[dict[str, Any]]:
+        """The full ``Result.to_dict()`` of every finished cell, with its ``cell_key``."""
+        for key, text in self._db.execute(
+            "SELECT cell_key, result_json FROM cells "
+            "WHERE result_json IS NOT NULL ORDER BY cell_key"
+        ):
+            yield {"cell_key": key, **json.loads(text)}
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM cells").fetchone()[0]
+
+
+def _termination_of(outcome: str) -> str:
+    return {"killed": "time_limit", "crashed": "error", "error": "error"}.get(outcome, "unknown")
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``: one atomic write."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
