@@ -155,3 +155,18 @@ def test_exact_frontier_matches_bruteforce(seed):
     for p in r.frontier:
         ref = energyopt.solve(inst.with_deadline(p.deadline_s), "bruteforce")
         assert p.objective == pytest.approx(ref.objective, abs=1e-6)
+
+
+def test_energy_at_uses_blocking_power_after_a_point():
+    from energyopt.pipeline.frontier import energy_at
+
+    r = energyopt.solve(fork_instance(None), "exact-frontier")
+    # Between breakpoints the energy grows with P_b S = 10 W: at 2.5 s the 2 s point
+    # (55 J) waits 0.5 s more: 55 + 10 * 0.5 = 60 J.
+    assert energy_at(fork_instance(None), r.frontier, 2.5) == pytest.approx(60.0)
+    assert energy_at(fork_instance(None), r.frontier, 3.0) == pytest.approx(52.0)
+    assert energy_at(fork_instance(None), r.frontier, 1.0) == float("inf")
+    # And it agrees with the exact optimum at that deadline.
+    assert energy_at(fork_instance(None), r.frontier, 2.5) == pytest.approx(
+        energyopt.solve(fork_instance(2.5), "bruteforce").objective
+    )
