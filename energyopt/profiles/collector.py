@@ -35,7 +35,7 @@ from energyopt.profiles.schema import KNOBS, validate_profile
 Step = Callable[[], Any]
 
 
-class restored_settings:  # noqa: N801 - used like contextlib's lower-case managers
+class restored_settings:
     """Apply SM-clock and power-limit settings, and restore them on every exit.
 
     >>> with restored_settings(device) as gpu:       # doctest: +SKIP
@@ -111,7 +111,7 @@ class restored_settings:  # noqa: N801 - used like contextlib's lower-case manag
             raise KeyboardInterrupt
 
 
-class _sigint_held:  # noqa: N801
+class _sigint_held:
     """Hold Ctrl-C while the GPU is restored (main thread only), re-raise it after."""
 
     def __init__(self) -> None:
@@ -330,7 +330,7 @@ def _check_values(device: GpuDevice, knob: str, values: list[float]) -> list[flo
 def clock_grid(
     device: GpuDevice, step_mhz: float | None = None, count: int | None = None
 ) -> list[int]:
-    """Supported SM clocks, fastest first, thinned to about ``step_mhz`` apart or ``count`` clocks."""
+    """Supported SM clocks, fastest first, thinned to ``step_mhz`` apart or to ``count`` clocks."""
     clocks = list(device.info.supported_sm_clocks_mhz)
     if not clocks:
         raise GpuError(f"{device.info.name}: the driver reports no supported SM clocks")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import itertools
 import threading
 from typing import Any
 
@@ -232,4 +233,4 @@ class SamplingMeter(EnergyMeter):
 def trapezoid(samples: list[tuple[float, float]]) -> float:
     """Integral of ``(time_s, power_w)`` samples by the trapezoidal rule, joules."""
     pts = sorted(samples)
-    return sum((t1 - t0) * (p0 + p1) / 2.0 for (t0, p0), (t1, p1) in zip(pts, pts[1:]))
+    return sum((t1 - t0) * (p0 + p1) / 2.0 for (t0, p0), (t1, p1) in itertools.pairwise(pts))

@@ -95,7 +95,13 @@ def write_profile(
     path = Path(path)
     df = validate_profile(df, str(path))
     if path.suffix == ".parquet":
-        df.to_parquet(path, index=False)
+        try:
+            df.to_parquet(path, index=False)
+        except ImportError:
+            raise InstanceError(
+                f"{path}: Parquet needs the optional pyarrow package (pip install pyarrow); "
+                "or write .csv"
+            ) from None
     else:
         df.to_csv(path, index=False)
     meta = {**df.attrs, **(metadata or {})}
@@ -109,6 +115,10 @@ def read_profile(path: str | Path) -> pd.DataFrame:
     path = Path(path)
     try:
         df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    except ImportError:
+        raise InstanceError(
+            f"{path}: Parquet needs the optional pyarrow package (pip install pyarrow)"
+        ) from None
     except (OSError, ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise InstanceError(f"{path}: cannot read profile: {exc}") from None
     df = validate_profile(df, str(path))

@@ -72,7 +72,7 @@ class GpuPreset:
     @property
     def supported_clocks_mhz(self) -> tuple[int, ...]:
         """Supported SM clocks, fastest first (``max_clock`` down by ``clock_step``)."""
-        n = int(math.floor((self.max_clock_mhz - self.min_clock_mhz) / self.clock_step_mhz))
+        n = math.floor((self.max_clock_mhz - self.min_clock_mhz) / self.clock_step_mhz)
         clocks = {round(self.max_clock_mhz - k * self.clock_step_mhz) for k in range(n + 1)}
         clocks.add(self.min_clock_mhz)
         return tuple(sorted(clocks, reverse=True))
@@ -334,7 +334,7 @@ class _VirtualSamplingMeter(EnergyMeter):
         segs = [s for s in self.gpu.segments if s[1] > t0]
         if not segs or t1 <= t0:
             return 0.0
-        times = list(np.arange(t0, t1, self.sampling_period_s)) + [t1]
+        times = [*list(np.arange(t0, t1, self.sampling_period_s)), t1]
         samples, k = [], 0
         for t in times:
             while k + 1 < len(segs) and segs[k][1] <= t:
