@@ -168,6 +168,7 @@ def measure(
     meter = device.meter(sampling_period_s)
     meter.start()
     t0 = device.now()
+    t1: float | None = None
     n = 0
     try:
         while n < iterations or device.now() - t0 < seconds:
@@ -179,7 +180,8 @@ def measure(
             synchronize()
         t1 = device.now()
     finally:
-        energy = meter.stop()  # also stops a sampling thread on the way out
+        # also stops a sampling thread on the way out of an exception
+        energy = meter.stop(t0, t1)
     elapsed = t1 - t0
     return elapsed / n, energy / n, n
 

@@ -108,7 +108,8 @@ class EnergyMeter(abc.ABC):
     def start(self) -> None: ...
 
     @abc.abstractmethod
-    def stop(self) -> float: ...
+    def stop(self, t0: float | None = None, t1: float | None = None) -> float:
+        """Joules since ``start()``; a sampling meter integrates over ``[t0, t1]`` if given."""
 
 
 class GpuDevice(abc.ABC):
@@ -165,7 +166,7 @@ class CounterMeter(EnergyMeter):
     def start(self) -> None:
         self._start_mj = self.device.energy_counter_mj()
 
-    def stop(self) -> float:
+    def stop(self, t0: float | None = None, t1: float | None = None) -> float:
         if self._start_mj is None:
             raise RuntimeError("CounterMeter.stop() before start()")
         end = self.device.energy_counter_mj()
@@ -214,7 +215,7 @@ class SamplingMeter(EnergyMeter):
         self._thread = threading.Thread(target=self._run, name="power-sampler", daemon=True)
         self._thread.start()
 
-    def stop(self) -> float:
+    def stop(self, t0: float | None = None, t1: float | None = None) -> float:
         if self._thread is None:
             raise RuntimeError("SamplingMeter.stop() before start()")
         self._stop.set()
@@ -223,14 +224,36 @@ class SamplingMeter(EnergyMeter):
         if self._error is not None:
             raise self._error
         self._sample()
-        return trapezoid(self._samples)
+        return trapezoid(self._samples, t0, t1)
 
     @property
     def num_samples(self) -> int:
         return len(self._samples)
 
 
-def trapezoid(samples: list[tuple[float, float]]) -> float:
-    """Integral of ``(time_s, power_w)`` samples by the trapezoidal rule, joules."""
+def trapezoid(
+    samples: list[tuple[float, float]], t0: float | None = None, t1: float | None = None
+) -> float:
+    """Integral of ``(time_s, power_w)`` samples by the trapezoidal rule, joules.
+
+    With ``t0`` / ``t1`` the integral is clipped to that window, power being
+    interpolated linearly at its ends: the sampler starts a little before the
+    measured window and stops a little after it.
+    """
     pts = sorted(samples)
-    return sum((t1 - t0) * (p0 + p1) / 2.0 for (t0, p0), (t1, p1) in itertools.pairwise(pts))
+    if len(pts) < 2:
+        return 0.0
+    lo = pts[0][0] if t0 is None else max(t0, pts[0][0])
+    hi = pts[-1][0] if t1 is None else min(t1, pts[-1][0])
+    if hi <= lo:
+        return 0.0
+
+    def at(t: float) -> float:
+        for (ta, pa), (tb, pb) in itertools.pairwise(pts):
+            if ta <= t <= tb:
+                return pa if tb == ta else pa + (pb - pa) * (t - ta) / (tb - ta)
+        return pts[-1][1]
+
+    inner = [(t, p) for t, p in pts if lo < t < hi]
+    clipped = [(lo, at(lo)), *inner, (hi, at(hi))]
+    return sum((tb - ta) * (pa + pb) / 2.0 for (ta, pa), (tb, pb) in itertools.pairwise(clipped))

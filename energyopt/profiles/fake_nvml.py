@@ -108,16 +108,23 @@ class FakeNvml:
         self.initialized = 0
         self.calls: list[tuple[str, tuple[Any, ...]]] = []
         self._counts: dict[str, int] = {}
-        self._faults: dict[str, list[tuple[int, BaseException | int]]] = {}
+        self._faults: dict[str, list[tuple[int, Any]]] = {}
 
     # -- test controls -------------------------------------------------------------
     def inject(
-        self, function: str, fault: BaseException | int, *, on_call: int = 1, times: int = 1
+        self,
+        function: str,
+        fault: BaseException | int | Callable[[], Any],
+        *,
+        on_call: int = 1,
+        times: int = 1,
     ) -> None:
         """Make calls ``on_call .. on_call + times - 1`` of ``function`` raise ``fault``.
 
-        ``fault`` is an NVML return code (raised as ``pynvml.NVMLError(code)``) or an
-        exception instance. Calls are counted from the fake's creation.
+        ``fault`` is an NVML return code (raised as ``pynvml.NVMLError(code)``), an
+        exception instance, or a zero-argument callable run before the call
+        proceeds normally (a side effect such as a signal). Calls are counted from
+        the fake's creation.
         """
         for k in range(times):
             self._faults.setdefault(function, []).append((on_call + k, fault))
@@ -137,6 +144,9 @@ class FakeNvml:
             if on_call == n:
                 if isinstance(fault, BaseException):
                     raise fault
+                if callable(fault):  # a side effect, e.g. a signal arriving mid-call
+                    fault()
+                    continue
                 raise self._make_error(fault)
         if needs_init and not self.initialized:
             raise self._make_error(NVML_ERROR_UNINITIALIZED)
