@@ -99,7 +99,7 @@ class GaussianThompsonSampling:
         }
 
     def observe(self, arm: int, cost: float) -> None:
-        """Algorithm 2, line 1: add ``cost`` to ``C_arm`` (evicting the oldest beyond the window)."""
+        """Algorithm 2, line 1: add ``cost`` to ``C_arm`` (the oldest leaves past the window)."""
         if arm in self.costs:
             self.costs[arm].append(float(cost))
 

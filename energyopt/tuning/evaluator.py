@@ -116,7 +116,7 @@ def evaluate(inst: TuningInstance, runs: Sequence[Run]) -> Evaluation:
             bad.append(f"batch size {b} profiled on a run that is not its first")
     if sorted(per_rec) != list(range(inst.recurrences)):
         bad.append(
-            f"recurrences {sorted(per_rec)[:5]}...: expected 0..{inst.recurrences - 1} each with runs"
+            f"recurrences with runs {sorted(per_rec)[:5]}...: expected 0..{inst.recurrences - 1}"
         )
     rc, re, rt = [], [], []
     for t in sorted(per_rec):

@@ -18,7 +18,7 @@ import dataclasses
 import math
 from typing import Any, ClassVar
 
-from energyopt.core.instance import InstanceBase, InstanceError, check, finite_nonneg
+from energyopt.core.instance import InstanceBase, check, finite_nonneg
 from energyopt.tuning.cost import check_eta, epoch_cost
 
 

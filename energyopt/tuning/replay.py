@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import itertools
 import math
 from typing import Any, Protocol
 
@@ -187,9 +188,10 @@ def replay_concurrent(
     """
     if len(arrivals_s) != instance.recurrences:
         raise ValueError(
-            f"arrivals_s has {len(arrivals_s)} times; the instance has {instance.recurrences} recurrences"
+            f"arrivals_s has {len(arrivals_s)} times; "
+            f"the instance has {instance.recurrences} recurrences"
         )
-    if any(b < a for a, b in zip(arrivals_s, arrivals_s[1:])):
+    if any(b < a for a, b in itertools.pairwise(arrivals_s)):
         raise ValueError("arrivals_s must be non-decreasing")
     runs: list[Run] = []
     in_flight: list[tuple[float, int, Run]] = []  # (end time, sequence, run)

@@ -132,7 +132,9 @@ def _numeric(
         elif integer and float(x) != int(x):
             bad = "must be an integer"
         if bad:
-            raise InstanceError(f"{where}, line {line}: {col} = {raw.loc[idx]!r}: {bad}")
+            shown = raw.loc[idx]
+            shown = shown.item() if hasattr(shown, "item") else shown
+            raise InstanceError(f"{where}, line {line}: {col} = {shown!r}: {bad}")
     df[col] = num
 
 
