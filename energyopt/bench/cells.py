@@ -2,9 +2,9 @@
 
 Every cell runs in a fresh Python process (``python -m energyopt.bench.worker``), so
 that a solver that ignores its time limit, leaks memory or crashes the interpreter
-takes only its own cell with it. The parent waits ``time_limit_s + grace_s`` seconds
-of wall-clock time (process start-up and model building included), then kills the
-process and records the cell as ``killed``.
+takes only its own cell with it. Once the worker has started, the parent waits
+``time_limit_s + grace_s`` seconds of wall-clock time (model building included),
+then kills the process and records the cell as ``killed``.
 
 The same :func:`run_cell` runs under both executors (local threads or Dask workers):
 it takes and returns plain dictionaries, so that a Dask worker on another machine
@@ -16,8 +16,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import select
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -28,9 +30,12 @@ import energyopt
 FINISHED, KILLED, CRASHED, ERROR = "finished", "killed", "crashed", "error"
 OUTCOMES = (FINISHED, KILLED, CRASHED, ERROR)
 
-#: Seconds a cell may run past its time limit before it is killed: process
-#: start-up (about 0.5 s), imports, model building and writing the result.
-DEFAULT_GRACE_S = 10.0
+#: Seconds a cell may run past its time limit before it is killed (counted from the
+#: moment the worker process has started and read its instance): room for solvers
+#: that check their clock coarsely and for writing the result.
+DEFAULT_GRACE_S = 5.0
+#: Seconds a worker process may take to start (imports) before it is killed.
+STARTUP_TIMEOUT_S = 120.0
 
 _STDERR_TAIL = 2000
 
@@ -132,11 +137,16 @@ def _package_root() -> str:
 def run_cell(spec: dict[str, Any]) -> dict[str, Any]:
     """Solve one cell in a fresh process and return its record (never raises for the cell).
 
+    The worker says ``ready`` once it has imported the package and read the
+    instance; from then on it has ``time_limit_s + grace_s`` seconds of wall-clock
+    time (start-up is bounded separately by :data:`STARTUP_TIMEOUT_S`, so that a
+    loaded machine does not turn slow imports into killed cells).
+
     Returns
     -------
     dict
         ``key``, ``outcome`` (one of :data:`OUTCOMES`), ``result`` (``Result.to_dict()``
-        for finished cells, else ``None``), ``message``, ``wall_s``.
+        for finished cells, else ``None``), ``message``, ``wall_s`` (start-up included).
     """
     env = dict(os.environ)
     # The worker must import this very package, wherever the caller's cwd is.
@@ -144,38 +154,45 @@ def run_cell(spec: dict[str, Any]) -> dict[str, Any]:
         p for p in (_package_root(), os.getcwd(), env.get("PYTHONPATH", "")) if p
     )
     tick = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "energyopt.bench.worker"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        text=True,
-    )
-    kill_after = spec.get("kill_after_s")
-    if kill_after is None and spec.get("time_limit_s") is not None:
-        kill_after = float(spec["time_limit_s"]) + float(spec.get("grace_s", DEFAULT_GRACE_S))
-    try:
-        out, err = proc.communicate(json.dumps(spec), timeout=kill_after)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        wall = time.perf_counter() - tick
-        return _record(
-            spec,
-            KILLED,
-            None,
-            f"killed after {wall:.1f} s wall-clock: time limit {spec['time_limit_s']} s "
-            f"+ grace {spec.get('grace_s', DEFAULT_GRACE_S)} s",
-            wall,
+    with tempfile.TemporaryFile() as err_file:
+        # stderr goes to a file: a chatty solver cannot fill a pipe and stall the worker.
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "energyopt.bench.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err_file,
+            env=env,
         )
-    except BaseException:
-        # Ctrl-C or a cancelled Dask task: take the process down with us.
-        proc.kill()
-        proc.communicate()
-        raise
+        try:
+            proc.stdin.write(json.dumps(spec).encode())
+            proc.stdin.close()
+            out, state = _read(proc.stdout.fileno(), tick + STARTUP_TIMEOUT_S, until=b"\n")
+            if state == "timeout":
+                return _kill(proc, spec, tick, f"did not start within {STARTUP_TIMEOUT_S:g} s")
+            if state == "line":
+                kill_after = spec.get("kill_after_s")
+                deadline = None if kill_after is None else time.perf_counter() + kill_after
+                rest, state = _read(proc.stdout.fileno(), deadline)
+                out += rest
+                if state == "timeout":
+                    return _kill(
+                        proc,
+                        spec,
+                        tick,
+                        f"time limit {spec['time_limit_s']} s + grace "
+                        f"{spec.get('grace_s', DEFAULT_GRACE_S)} s exceeded",
+                    )
+            proc.wait()
+        except BaseException:
+            # Ctrl-C or a cancelled Dask task: take the process down with us.
+            proc.kill()
+            proc.wait()
+            raise
+        finally:
+            proc.stdout.close()
+        err_file.seek(0)
+        tail = err_file.read().decode(errors="replace").strip()[-_STDERR_TAIL:]
     wall = time.perf_counter() - tick
-    tail = err.strip()[-_STDERR_TAIL:]
     if proc.returncode != 0:
         how = (
             f"killed by signal {-proc.returncode}"
@@ -184,13 +201,39 @@ def run_cell(spec: dict[str, Any]) -> dict[str, Any]:
         )
         last = tail.splitlines()[-1] if tail else "no error output"
         return _record(spec, CRASHED, None, f"worker process {how}: {last}", wall)
+    _, _, payload_text = out.partition(b"\n")
     try:
-        payload = json.loads(out)
+        payload = json.loads(payload_text)
     except json.JSONDecodeError:
         return _record(spec, CRASHED, None, f"worker wrote no result: {tail[-300:]}", wall)
     if "error" in payload:
         return _record(spec, ERROR, None, payload["error"], wall)
     return _record(spec, FINISHED, payload["result"], payload["result"].get("message", ""), wall)
+
+
+def _read(fd: int, deadline: float | None, until: bytes | None = None) -> tuple[bytes, str]:
+    """Read ``fd`` until EOF (``"eof"``), ``until`` (``"line"``) or ``deadline`` (``"timeout"``)."""
+    buf = b""
+    while True:
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0:
+            return buf, "timeout"
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return buf, "eof"
+        buf += chunk
+        if until is not None and until in buf:
+            return buf, "line"
+
+
+def _kill(proc: subprocess.Popen, spec: dict[str, Any], tick: float, why: str) -> dict[str, Any]:
+    proc.kill()
+    proc.wait()
+    wall = time.perf_counter() - tick
+    return _record(spec, KILLED, None, f"killed after {wall:.1f} s wall-clock: {why}", wall)
 
 
 def _record(

@@ -1,6 +1,8 @@
 """The process that solves one cell: ``python -m energyopt.bench.worker`` (spec on stdin).
 
-The result goes to the original standard output as one JSON object; everything the
+The worker writes ``ready`` on a line once the instance is loaded (the parent starts
+the cell's clock there), then the result as one JSON object on the original
+standard output; everything the
 solvers print is sent to standard error, so that solver logs cannot corrupt it.
 """
 
@@ -10,11 +12,15 @@ import importlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 
-def solve_spec(spec: dict[str, Any]) -> dict[str, Any]:
-    """``{"result": Result.to_dict()}``, or ``{"error": "<one line>"}`` when solving raised."""
+def solve_spec(spec: dict[str, Any], ready: Callable[[], None] | None = None) -> dict[str, Any]:
+    """``{"result": Result.to_dict()}``, or ``{"error": "<one line>"}`` when solving raised.
+
+    ``ready`` is called once the instance is loaded, just before solving starts.
+    """
     from energyopt.core.instance import load_instance
     from energyopt.core.registry import solve
 
@@ -22,6 +28,8 @@ def solve_spec(spec: dict[str, Any]) -> dict[str, Any]:
         for module in spec.get("plugins", ()):
             importlib.import_module(module)
         instance = load_instance(spec["instance_json"])
+        if ready is not None:
+            ready()
         result = solve(
             instance,
             spec["method"],
@@ -41,7 +49,13 @@ def main() -> int:
     sys.stdout.flush()
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     spec = json.loads(sys.stdin.read())
-    payload = solve_spec(spec)
+
+    def ready() -> None:
+        # The parent starts the cell's clock at this line.
+        out.write("ready\n")
+        out.flush()
+
+    payload = solve_spec(spec, ready)
     out.write(json.dumps(payload))
     out.flush()
     return 0

@@ -1,0 +1,53 @@
+"""Extra PEM methods for the bench tests, loaded ONLY in subprocesses via ``--plugin``.
+
+Never import this module in the pytest process: it would add methods to the
+``pipeline`` family registry that other tests enumerate.
+
+Every call appends ``<method> <instance_id> <seed>`` to the file named by the
+environment variable ``BENCH_TEST_LOG`` (when set), so a test can count how many
+times each cell was computed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+
+from energyopt.core.registry import EvaluationMismatchError, register
+from energyopt.pipeline.methods import solve_bruteforce
+
+
+def _log(method: str, instance, seed) -> None:
+    path = os.environ.get("BENCH_TEST_LOG")
+    if path:
+        with open(path, "a") as fh:
+            fh.write(f"{method} {instance.instance_id} {seed}\n")
+
+
+@register("pipeline", "test-sleep", exact=True)
+def sleep_then_bruteforce(instance, *, time_limit=None, seed=None, sleep_s: float = 0.3):
+    """Brute force after a pause, to make cells last long enough to be killed mid-run."""
+    _log("test-sleep", instance, seed)
+    time.sleep(sleep_s)
+    res = solve_bruteforce(instance)
+    return dataclasses.replace(res, method="test-sleep")
+
+
+@register("pipeline", "test-hang", exact=False)
+def hang(instance, *, time_limit=None, seed=None):
+    """Ignores its time limit: the runner must kill it."""
+    _log("test-hang", instance, seed)
+    time.sleep(3600)
+
+
+@register("pipeline", "test-crash", exact=False)
+def crash(instance, *, time_limit=None, seed=None):
+    """Takes the interpreter down, as a segfaulting solver would."""
+    os._exit(3)
+
+
+@register("pipeline", "test-mismatch", exact=False)
+def mismatch(instance, *, time_limit=None, seed=None):
+    """Raises what a method raises when its solver and the evaluator disagree."""
+    raise EvaluationMismatchError("solver says 1 J, evaluator says 2 J")

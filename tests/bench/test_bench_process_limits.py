@@ -1,0 +1,60 @@
+"""Each cell in its own process: overruns are killed, crashes and bugs are recorded.
+
+These run ``energyopt bench`` in a subprocess with the test plugin
+(``bench_plugin_methods``), which must never be imported into the pytest process.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from benchutil import PLUGIN, cli
+
+
+def _rows(store):
+    db = sqlite3.connect(store)
+    db.row_factory = sqlite3.Row
+    rows = {r["method"]: dict(r) for r in db.execute("SELECT * FROM cells")}
+    db.close()
+    return rows
+
+
+def test_overrun_killed_crash_and_mismatch_recorded(instance_files, tmp_path):
+    store = tmp_path / "r.sqlite"
+    run = cli(
+        "bench",
+        str(instance_files[0]),
+        "--methods", "test-hang", "test-crash", "test-mismatch", "bruteforce",
+        "--time-limit", "0.5", "--grace", "1", "--jobs", "2",
+        "--plugin", PLUGIN, "--store", str(store), "--no-progress",
+        timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "4 run now (3 failed, 1 killed" in run.stdout
+    rows = _rows(store)
+    hang = rows["test-hang"]
+    assert hang["outcome"] == "killed"
+    assert hang["termination"] == "time_limit" and hang["status"] == "none"
+    assert 1.5 <= hang["wall_s"] < 30  # killed at time limit + grace, not after an hour
+    assert rows["test-crash"]["outcome"] == "crashed"
+    assert "exit status 3" in rows["test-crash"]["message"]
+    assert rows["test-mismatch"]["outcome"] == "error"
+    assert rows["test-mismatch"]["message"].startswith("EvaluationMismatchError")
+    assert rows["bruteforce"]["outcome"] == "finished"
+
+    # A restart leaves failed cells alone unless asked to retry them.
+    again = cli(
+        "bench", str(instance_files[0]),
+        "--methods", "test-crash", "bruteforce",
+        "--time-limit", "0.5", "--plugin", PLUGIN, "--store", str(store), "--no-progress",
+        timeout=60,
+    )  # fmt: skip
+    assert "2 already in the store, 0 run now" in again.stdout, again.stderr
+    retry = cli(
+        "bench", str(instance_files[0]),
+        "--methods", "test-crash", "bruteforce", "--retry-failed",
+        "--time-limit", "0.5", "--plugin", PLUGIN, "--store", str(store), "--no-progress",
+        timeout=60,
+    )  # fmt: skip
+    assert "1 already in the store, 1 run now (1 failed" in retry.stdout, retry.stderr
+    assert len(_rows(store)) == 4
