@@ -46,7 +46,11 @@ class Evaluation:
 
 
 def run_figures(inst: TuningInstance, run: Run) -> tuple[float, float, float]:
-    """(energy_j, time_s, cost) of one run, from the tables."""
+    """(energy_j, time_s, cost) of one run, from the tables.
+
+    Energy per epoch is ``t(b, p) * AvgPower(b, p)`` (Eq. 1); a profiled run's first
+    epoch is the mean over P (Eq. 13); the cost is Eq. 2.
+    """
     i, j = inst.index_of_batch(run.batch_size), inst.index_of_power(run.power_limit_w)
     t_run = inst.epoch_time_s[i][j]
     e_run = t_run * inst.avg_power_w[i][j]
@@ -157,7 +161,7 @@ class ExactReference:
 
 
 def exact_reference(inst: TuningInstance) -> ExactReference:
-    """Enumerate every (b, p) of the trace: the optimum of Eqs. 6-7 and the floor."""
+    """Every (b, p) of the trace: the optimum (Eq. 10) of Eqs. 6-7 and the floor (Eq. 11)."""
     expected: dict[tuple[int, float], float] = {}
     best_p: dict[int, float] = {}
     floor = math.inf

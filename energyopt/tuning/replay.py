@@ -104,7 +104,7 @@ def _execute(
     path = int(rng.integers(len(inst.target_epochs[i])))
     allowed = inst.max_epochs
     if math.isfinite(threshold):
-        # Stop right before the epoch whose cost would cross the threshold.
+        # Eq. 12: stop right before the epoch whose cost would cross the threshold.
         allowed = min(int(threshold // c_e), inst.max_epochs)
     if allowed <= 0:
         return None
@@ -112,6 +112,7 @@ def _execute(
     reached = target is not None and target <= allowed
     epochs = int(target) if reached else allowed
     if profiled:
+        # Eq. 13: the profiling epoch is split evenly over every power limit.
         n = len(inst.power_limits_w)
         t0 = sum(inst.epoch_time_s[i]) / n
         e0 = sum(t * w for t, w in zip(inst.epoch_time_s[i], inst.avg_power_w[i])) / n
