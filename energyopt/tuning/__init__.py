@@ -17,6 +17,7 @@ from energyopt.tuning.power import (
     PowerLimitProbe,
     PowerProfile,
     SliceMeasurement,
+    probe_from_device,
     probe_from_power_table,
     probe_from_profile,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "exact_reference",
     "instance_from_trace",
     "posterior",
+    "probe_from_device",
     "probe_from_power_table",
     "probe_from_profile",
     "read_power_trace",

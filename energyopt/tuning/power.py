@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, runtime_checkable
 
 import pandas as pd
 
@@ -234,5 +234,44 @@ def probe_from_profile(
             )
         r = rows[key]
         return SliceMeasurement(float(r.time_s), float(r.energy_j), 1.0, str(r.source))
+
+    return probe
+
+
+def probe_from_device(
+    device: Any,
+    step_for: Callable[[int], Callable[[], Any]],
+    *,
+    iterations: int = 20,
+    seconds: float = 0.0,
+    warmup: int = 1,
+    synchronize: Callable[[], Any] | None = None,
+) -> PowerLimitProbe:
+    """A live probe over a :class:`energyopt.profiles.device.GpuDevice` (NVML or simulated).
+
+    Each call sets the power limit, runs ``step_for(batch_size)`` (one training
+    iteration at that batch size) for at least ``iterations`` steps and ``seconds``
+    seconds with :func:`energyopt.profiles.collector.measure`, and puts the
+    previous power limit back (also on errors). Work is counted in iterations.
+    The measurement's ``source`` is the device's (``"simulated ..."`` for the
+    simulated GPU), so simulated figures stay labelled.
+    """
+    from energyopt.profiles.collector import measure, restored_settings
+
+    src = str(getattr(device, "source", "") or device.info.backend)
+    label = f"{src} ({device.info.name})"
+
+    def probe(batch_size: int, power_limit_w: float) -> SliceMeasurement:
+        with restored_settings(device) as gpu:
+            gpu.set_power_limit_w(float(power_limit_w))
+            t, e, n = measure(
+                device,
+                step_for(int(batch_size)),
+                iterations=iterations,
+                seconds=seconds,
+                warmup=warmup,
+                synchronize=synchronize,
+            )
+        return SliceMeasurement(t * n, e * n, float(n), label)
 
     return probe
