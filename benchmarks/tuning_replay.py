@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     head = (
         "gpu",
         "workload",
-        "|B|x|P|",
+        "BxP",
         "T",
         "Zeus ETA/Default (last 5)",
         "Zeus TTA/Default (last 5)",

@@ -169,3 +169,22 @@ def test_smoke_suite_all_methods():
 def test_paper_suite_falls_back_without_data(tmp_path):
     insts = suite("paper", data_dir=tmp_path)
     assert len(insts) == 6 and all("generated" in i.source["kind"] for i in insts)
+
+
+def test_reads_the_profiles_converter_output():
+    convert = pytest.importorskip("energyopt.profiles.convert")
+    cols = [
+        "gpu", "knob", "knob_value", "workload", "operation", "batch_size",
+        "time_s", "energy_j", "samples", "source",
+    ]  # fmt: skip
+    rows = [
+        ("sim", "power_limit_w", p, "toy/net", "epoch", b, t, t * w, 1, "simulated (test)")
+        for b, t0 in ((16, 20.0), (32, 10.0))
+        for p, t, w in ((100.0, t0, 95.0), (200.0, t0 * 0.6, 150.0))
+    ]
+    table = convert.to_zeus_power_table(pd.DataFrame(rows, columns=cols), optimizer="adam")
+    from io import StringIO
+
+    inst = instance_from_trace(table, pd.read_csv(StringIO(TRAIN)), SPEC, gpu="sim")
+    assert inst.epoch_time_s == ((20.0, 12.0), (10.0, 6.0))
+    assert inst.avg_power_w[0] == (pytest.approx(95.0), pytest.approx(150.0))
