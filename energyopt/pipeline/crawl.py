@@ -1,0 +1,361 @@
+"""The Perseus frontier crawl (Perseus 4.2-4.3, Algorithms 1-3, Appendix E).
+
+Algorithm 1: start from the minimal-energy schedule (every computation at the
+longest planned duration of its cost model, i.e. its least effective-energy
+option) and repeatedly shorten the iteration by one unit ``tau`` with the least
+energy increase, until no cut of finite capacity is left (the fastest schedule).
+
+Algorithm 2 (GetNextSchedule), one step:
+
+1. edge-centric DAG: computation i is the edge ``2i -> 2i+1``; a precedence
+   ``a -> b`` is the zero-duration edge ``2a+1 -> 2b``; a source and a sink close it;
+2. keep the critical computations (earliest start == latest start) and the
+   tight precedences between them (the Critical DAG);
+3. flow bounds from Eq. 8 on computation edges, ``(0, inf)`` on the others;
+4. minimum cut with lower bounds (Algorithm 3, :mod:`energyopt.pipeline.maxflow`);
+5. speed up the cut's forward computations by one unit, slow down its backward
+   ones by one unit.
+
+Durations are integers in units of tau, so the longest paths and the critical
+test are exact. Two safeguards the paper does not spell out:
+
+- the flow with lower bounds can be infeasible (the relaxed schedule is not
+  optimal at its own time, which the exponential fit allows); the step then uses
+  the speed-up-only cut (lower bounds 0), which always exists;
+- slowing the backward computations of a cut can lengthen a near-critical path
+  (slack 1) past the new makespan; the step is then taken without slowdowns,
+  which shortens every critical path and lengthens nothing.
+
+Both are counted in ``extra``. With the ``hull`` model the capacities are constant
+between hull vertices, so when the same cut would be chosen again it is applied
+for several steps at once (the steps are identical to unit steps, see
+:func:`_repeat_steps`); every intermediate step is still a frontier point.
+
+Every schedule is converted to clocks (the slowest Pareto-optimal option not
+slower than the plan, Perseus 4.3) and scored with the *measured* times and
+energies; dominated points are removed. The planned (modelled) time and energy
+of each step stay in ``extra["planned"]``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from energyopt.core.instance import InstanceError
+from energyopt.core.result import FrontierPoint, Result
+from energyopt.pipeline.costmodels import COST_MODELS, TabulatedCost, tabulate
+from energyopt.pipeline.dag import CompactDag
+from energyopt.pipeline.evaluator import PemSolution, evaluate
+from energyopt.pipeline.instance import PemInstance
+from energyopt.pipeline.maxflow import min_cut_with_lower_bounds
+
+#: Crawls expected to run longer than this show a progress bar.
+PROGRESS_AFTER_S = 1.0
+
+
+@dataclasses.dataclass
+class CrawlTrace:
+    """Everything the crawl produced, before dominance filtering.
+
+    Attributes
+    ----------
+    choices
+        One row of option indices per schedule (minimal-energy schedule first).
+    planned_time_s, planned_energy_j
+        The crawl's own view of each schedule: planned makespan (integer units
+        times tau) and modelled effective energy plus ``P_b * S * T``.
+    time_s, energy_j
+        Measured: makespan and energy (blocking up to the makespan) of the clocks.
+    """
+
+    choices: np.ndarray
+    planned_time_s: np.ndarray
+    planned_energy_j: np.ndarray
+    time_s: np.ndarray
+    energy_j: np.ndarray
+    stats: dict[str, Any]
+
+
+class _Model:
+    """Per-computation views of the tabulated cost models."""
+
+    def __init__(self, instance: PemInstance, tau_s: float, cost_model: str) -> None:
+        tabs: dict[str, TabulatedCost] = {}
+        for name, table in instance.tables.items():
+            tabs[name] = tabulate(table, instance.p_blocking_w, tau_s, cost_model, f"tables[{name!r}]")
+        self.tables = tabs
+        names = sorted(tabs)
+        which = {nm: k for k, nm in enumerate(names)}
+        self.table_of = np.asarray([which[c.table] for c in instance.computations])
+        self.d_min = np.asarray([tabs[nm].d_min for nm in names])[self.table_of]
+        self.d_max = np.asarray([tabs[nm].d_max for nm in names])[self.table_of]
+        width = max(t.d_max - t.d_min + 1 for t in tabs.values())
+        K = len(names)
+        # Grids padded to one width: row = table, column = d - d_min of that table.
+        self.cost = np.zeros((K, width))
+        self.upper = np.full((K, width), math.inf)
+        self.lower = np.zeros((K, width))
+        self.option = np.zeros((K, width), dtype=np.int64)
+        self.run_down = np.zeros((K, width), dtype=np.int64)
+        self.run_up = np.zeros((K, width), dtype=np.int64)
+        for k, nm in enumerate(names):
+            t = tabs[nm]
+            m = len(t.cost_j)
+            self.cost[k, :m] = t.cost_j
+            up = t.speedup_cost()
+            lo = t.slowdown_saving()
+            # Eq. 8: (0, e+) when slowest, (e-, inf) when fastest, (e-, e+) otherwise.
+            # A non-convex fit can give e- > e+ or negative values; clip so l <= u.
+            lo = np.maximum(lo, 0.0)
+            up = np.maximum(up, lo)
+            self.upper[k, :m] = up
+            self.lower[k, :m] = lo
+            self.option[k, :m] = t.option_at
+            same = np.zeros(m, dtype=bool)
+            same[1:] = np.isclose(up[1:], up[:-1], rtol=1e-9, atol=0) & np.isclose(
+                lo[1:], lo[:-1], rtol=1e-9, atol=1e-15
+            )
+            for j in range(1, m):
+                self.run_down[k, j] = self.run_down[k, j - 1] + 1 if same[j] else 0
+            for j in range(m - 2, -1, -1):
+                self.run_up[k, j] = self.run_up[k, j + 1] + 1 if same[j + 1] else 0
+        self.d_min_of_table = np.asarray([tabs[nm].d_min for nm in names])
+
+    def choice(self, d: np.ndarray) -> np.ndarray:
+        return self.option[self.table_of, d - self.d_min]
+
+    def modelled_cost(self, d: np.ndarray) -> float:
+        return float(self.cost[self.table_of, d - self.d_min].sum())
+
+
+def _check_instance(instance: PemInstance, tau_s: float) -> None:
+    if not isinstance(instance, PemInstance):
+        raise InstanceError(f"instance: expected a PemInstance, got {type(instance).__name__}")
+    if not (isinstance(tau_s, (int, float)) and math.isfinite(tau_s) and tau_s > 0):
+        raise InstanceError(f"tau_s = {tau_s!r}: must be a positive number of seconds")
+    for name, table in instance.tables.items():
+        if len(table) == 0:
+            raise InstanceError(f"tables[{name!r}]: no options")
+        for k, t in enumerate(table.time_s):
+            if not (math.isfinite(t) and t >= 0):
+                raise InstanceError(f"tables[{name!r}].time_s[{k}] = {t!r}: must be >= 0")
+
+
+def crawl(
+    instance: PemInstance,
+    *,
+    tau_s: float = 1e-3,
+    cost_model: str = "hull",
+    max_steps: int | None = None,
+    time_limit: float | None = None,
+    progress: bool | None = None,
+    jump: bool = True,
+) -> CrawlTrace:
+    """Run Algorithm 1 and return every schedule it visits, measured.
+
+    Parameters
+    ----------
+    instance
+        The PEM instance (its deadline is ignored here).
+    tau_s
+        The unit time tau of one step, in seconds.
+    cost_model
+        ``"hull"`` (piecewise-linear lower convex hull) or ``"exponential"``.
+    max_steps, time_limit
+        Stop early after this many steps / seconds (``stats["stopped"]`` says so).
+    progress
+        Show a tqdm bar; ``None``: only when the crawl is expected to take > 1 s.
+    jump
+        Apply a repeated cut for several steps at once (``hull`` model only).
+    """
+    tick = time.perf_counter()
+    _check_instance(instance, tau_s)
+    if cost_model not in COST_MODELS:
+        raise ValueError(f"cost_model = {cost_model!r}: expected one of {', '.join(COST_MODELS)}")
+    model = _Model(instance, float(tau_s), cost_model)
+    dag = CompactDag(instance)
+    n = dag.n
+    d = model.d_max.copy()
+    d_fast = model.d_min.copy()
+    _, L0 = dag.earliest_start(d.tolist())
+    _, L_min = dag.earliest_start(d_fast.tolist())
+    expected_steps = int(L0 - L_min)
+    stats: dict[str, Any] = {
+        "tau_s": float(tau_s),
+        "cost_model": cost_model,
+        "infeasible_flow_steps": 0,
+        "slowdown_reverted_steps": 0,
+        "max_flow_calls": 0,
+        "cuts": 0,
+        "expected_steps": expected_steps,
+        "stopped": "",
+    }
+    rows: list[np.ndarray] = [d.copy()]
+    planned_T: list[int] = [int(L0)]
+    bar = None
+    if progress or (progress is None and expected_steps * max(n, 1) > 3e5):
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=expected_steps, desc="perseus crawl", unit="step", leave=False)
+    # AOA node ids: start(i) = 2i, end(i) = 2i + 1, source 2n, sink 2n + 1.
+    comp_tail = 2 * np.arange(n)
+    comp_head = comp_tail + 1
+    dep_tail = 2 * dag.edge_tail + 1
+    dep_head = 2 * dag.edge_head
+    L = int(L0)
+    es_l = None
+    steps = 0
+    try:
+        while True:
+            if max_steps is not None and steps >= max_steps:
+                stats["stopped"] = f"max_steps={max_steps}"
+                break
+            if time_limit is not None and time.perf_counter() - tick > time_limit:
+                stats["stopped"] = f"time_limit={time_limit}"
+                break
+            if es_l is None:
+                es_l, L = dag.earliest_start(d.tolist())
+            lf = np.asarray(dag.latest_finish(d.tolist(), L))
+            es = np.asarray(es_l)
+            ef = es + d
+            crit = ef == lf
+            cidx = np.flatnonzero(crit)
+            et, eh = dag.edge_tail, dag.edge_head
+            dmask = crit[et] & crit[eh] & (ef[et] == es[eh])
+            src = cidx[es[cidx] == 0]
+            snk = cidx[ef[cidx] == L]
+            col = d[cidx] - model.d_min[cidx]
+            tk = model.table_of[cidx]
+            lower_c = model.lower[tk, col]
+            upper_c = model.upper[tk, col]
+            ct = np.concatenate(
+                [comp_tail[cidx], dep_tail[dmask], np.full(len(src), 2 * n), comp_head[snk]]
+            )
+            ch = np.concatenate(
+                [comp_head[cidx], dep_head[dmask], 2 * src, np.full(len(snk), 2 * n + 1)]
+            )
+            m_extra = len(ct) - len(cidx)
+            lower = np.concatenate([lower_c, np.zeros(m_extra)])
+            upper = np.concatenate([upper_c, np.full(m_extra, math.inf)])
+            num_nodes, s_id, t_id = 2 * n + 2, 2 * n, 2 * n + 1
+            cut = min_cut_with_lower_bounds(num_nodes, ct, ch, lower, upper, s_id, t_id)
+            stats["max_flow_calls"] += 1
+            lower_used = True
+            if cut.status == "infeasible":
+                stats["infeasible_flow_steps"] += 1
+                lower_used = False
+                cut = min_cut_with_lower_bounds(
+                    num_nodes, ct, ch, np.zeros_like(lower), upper, s_id, t_id
+                )
+                stats["max_flow_calls"] += 1
+            if cut.status != "ok":
+                stats["stopped"] = stats["stopped"] or "no finite cut: fastest schedule reached"
+                break
+            side = cut.source_side
+            nc = len(cidx)
+            fwd = side[ct[:nc]] & ~side[ch[:nc]]
+            bwd = ~side[ct[:nc]] & side[ch[:nc]]
+            speed = cidx[fwd]
+            slow = cidx[bwd] if lower_used else cidx[:0]
+            if len(speed) == 0 or np.any(~np.isfinite(upper_c[fwd])):
+                stats["stopped"] = "no computation to speed up"
+                break
+            stats["cuts"] += 1
+            r = np.zeros(n, dtype=np.int64)
+            r[speed] = -1
+            r[slow] = 1
+            es_l, L1 = dag.earliest_start((d + r).tolist())
+            if L1 > L - 1:
+                stats["slowdown_reverted_steps"] += 1
+                r[slow] = 0
+                slow = slow[:0]
+                es_l, L1 = dag.earliest_start((d + r).tolist())
+            reps = 1
+            if jump and cost_model == "hull" and L1 == L - 1:
+                reps = _repeat_steps(dag, model, d, r, speed, slow, L)
+                if max_steps is not None:
+                    reps = min(reps, max_steps - steps)
+            for k in range(1, reps + 1):
+                rows.append(d + k * r)
+                planned_T.append(L - k if k < reps or reps > 1 else int(L1))
+            d = d + reps * r
+            steps += reps
+            if reps > 1:
+                es_l = None
+            else:
+                L = int(L1)
+            if bar is not None:
+                bar.update(min(reps, max(0, bar.total - bar.n)))
+    finally:
+        if bar is not None:
+            bar.close()
+    D = np.vstack(rows)
+    choices = model.option[model.table_of[None, :], D - model.d_min[None, :]]
+    t_opt = np.zeros((len(instance.tables), max(len(t) for t in instance.tables.values())))
+    e_opt = np.zeros_like(t_opt)
+    names = sorted(instance.tables)
+    for k, nm in enumerate(names):
+        tb = instance.tables[nm]
+        t_opt[k, : len(tb)] = tb.time_s
+        e_opt[k, : len(tb)] = tb.energy_j
+    times = t_opt[model.table_of[None, :], choices]
+    energies = e_opt[model.table_of[None, :], choices]
+    T_meas = dag.makespans(times)
+    S, pb = instance.num_stages, instance.p_blocking_w
+    E_meas = energies.sum(axis=1) + pb * (S * T_meas - times.sum(axis=1))
+    T_plan = np.asarray(planned_T, dtype=float) * tau_s
+    E_plan = np.asarray([model.modelled_cost(row) for row in D]) + pb * S * T_plan
+    stats["steps"] = steps
+    stats["runtime_s"] = time.perf_counter() - tick
+    return CrawlTrace(choices, T_plan, E_plan, T_meas, E_meas, stats)
+
+
+def _repeat_steps(
+    dag: CompactDag,
+    model: _Model,
+    d: np.ndarray,
+    r: np.ndarray,
+    speed: np.ndarray,
+    slow: np.ndarray,
+    L: int,
+) -> int:
+    """How many unit steps the same cut makes, as Algorithm 1 would take them.
+
+    While the capacities of the cut's computations stay on the same linear piece
+    of their cost model, and no other path becomes critical, a unit step finds
+    the same Capacity DAG and therefore a cut of the same value. The makespan
+    after k repeats, plus k, is convex in k and never below L (each critical path
+    loses exactly one unit per repeat), so it equals L for every k up to the
+    largest k at which it still equals L: found by bisection on the makespan.
+    """
+    cap = 1 + int(
+        min(
+            model.run_down[model.table_of[speed], d[speed] - model.d_min[speed]].min(initial=10**9),
+            model.run_up[model.table_of[slow], d[slow] - model.d_min[slow]].min(initial=10**9),
+        )
+    )
+    # Durations must stay inside their grids.
+    if len(speed):
+        cap = min(cap, int((d[speed] - model.d_min[speed]).min()))
+    if len(slow):
+        cap = min(cap, int((model.d_max[slow] - d[slow]).min()))
+    cap = max(cap, 1)
+
+    def ok(k: int) -> bool:
+        return dag.earliest_start((d + k * r).tolist())[1] == L - k
+
+    if cap == 1 or ok(cap):
+        return cap
+    lo, hi = 1, cap  # ok(lo) holds, ok(hi) fails
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
