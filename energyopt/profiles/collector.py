@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 from energyopt.core.instance import InstanceError
-from energyopt.profiles.device import GpuDevice, GpuError
+from energyopt.profiles.device import GpuDevice, GpuError, GpuNotSupportedError
 from energyopt.profiles.schema import KNOBS, validate_profile
 
 Step = Callable[[], Any]
@@ -55,7 +55,10 @@ class restored_settings:
         self.power_limit_changed = False
 
     def __enter__(self) -> restored_settings:
-        self.original_power_limit_w = self.device.power_limit_w()
+        try:
+            self.original_power_limit_w = self.device.power_limit_w()
+        except GpuNotSupportedError:
+            self.original_power_limit_w = None  # no power management: limits cannot change
         return self
 
     def lock_sm_clock(self, mhz: int) -> None:
@@ -64,6 +67,11 @@ class restored_settings:
         self.device.lock_sm_clock(mhz)
 
     def set_power_limit_w(self, watts: float) -> None:
+        if self.original_power_limit_w is None:
+            raise GpuNotSupportedError(
+                f"{self.device.info.name}: the power limit cannot be read, so it will not be "
+                "changed (it could not be restored)"
+            )
         self.power_limit_changed = True
         self.device.set_power_limit_w(watts)
 
@@ -312,6 +320,8 @@ def _check_values(device: GpuDevice, knob: str, values: list[float]) -> list[flo
             raise InstanceError(f"{knob} = {v!r}: not a finite number")
         if knob == "sm_clock_mhz":
             clocks = info.supported_sm_clocks_mhz
+            if v != int(v) or v <= 0:
+                raise InstanceError(f"sm_clock_mhz = {v!r}: must be a positive whole number")
             if clocks and int(v) not in clocks:
                 near = min(clocks, key=lambda c: abs(c - v))
                 raise InstanceError(
@@ -320,6 +330,10 @@ def _check_values(device: GpuDevice, knob: str, values: list[float]) -> list[flo
                 )
             out.append(int(v))
         else:
+            if math.isnan(info.power_limit_max_w):
+                raise InstanceError(
+                    f"power_limit_w: {info.name} does not expose power management through NVML"
+                )
             if not info.power_limit_min_w <= v <= info.power_limit_max_w:
                 raise InstanceError(
                     f"power_limit_w = {v:g}: outside the power-limit range of {info.name} "

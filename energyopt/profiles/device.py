@@ -18,6 +18,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import itertools
+import math
 import threading
 from typing import Any
 
@@ -84,14 +85,20 @@ class DeviceInfo:
             if self.has_energy_counter
             else "no energy counter (power is sampled and integrated)"
         )
+        if math.isnan(self.power_limit_max_w):
+            power = "not adjustable (NVML reports no power management)"
+        else:
+            power = (
+                f"{self.power_limit_min_w:g}-{self.power_limit_max_w:g} W "
+                f"(default {self.default_power_limit_w:g} W)"
+            )
         return "\n".join(
             [
                 f"GPU {self.index}: {self.name} [{self.backend}]",
                 f"  uuid            {self.uuid}",
                 f"  driver          {self.driver_version}",
                 f"  SM clocks       {clock_txt}",
-                f"  power limit     {self.power_limit_min_w:g}-{self.power_limit_max_w:g} W "
-                f"(default {self.default_power_limit_w:g} W)",
+                f"  power limit     {power}",
                 f"  energy          {energy}",
                 f"  MIG             {mig}",
             ]

@@ -13,6 +13,7 @@ in MHz. This module converts to watts and joules at its boundary.
 from __future__ import annotations
 
 import importlib
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -145,12 +146,16 @@ class NvmlDevice(GpuDevice):
             clocks = tuple(sorted({int(c) for c in sm}, reverse=True))
         except GpuNotSupportedError:
             pass
-        lo_mw, hi_mw = self._call(
-            "reading the power-limit range", nv.nvmlDeviceGetPowerManagementLimitConstraints, h
-        )
-        default_mw = self._call(
-            "reading the default power limit", nv.nvmlDeviceGetPowerManagementDefaultLimit, h
-        )
+        try:
+            lo_mw, hi_mw = self._call(
+                "reading the power-limit range", nv.nvmlDeviceGetPowerManagementLimitConstraints, h
+            )
+            default_mw = self._call(
+                "reading the default power limit", nv.nvmlDeviceGetPowerManagementDefaultLimit, h
+            )
+        except GpuNotSupportedError:
+            # some GPUs do not expose power management: clock sweeps still work
+            lo_mw = hi_mw = default_mw = math.nan
         try:
             self._call("reading the energy counter", nv.nvmlDeviceGetTotalEnergyConsumption, h)
             has_counter = True

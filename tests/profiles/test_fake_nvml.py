@@ -293,3 +293,20 @@ def test_measure_runs_at_least_the_requested_seconds() -> None:
     # 0.125 s per step (exact in binary): 2 iterations are not enough, 8 steps reach 1.0 s
     assert n == 8
     assert t == 0.125
+
+
+def test_gpu_without_power_management_still_sweeps_clocks() -> None:
+    _, _, dev = make()
+    fake2 = FakeNvml([FakeGpu()])
+    fake2.inject("nvmlDeviceGetPowerManagementLimitConstraints", 3)  # NOT_SUPPORTED
+    fake2.inject("nvmlDeviceGetPowerManagementLimit", 3, times=5)
+    g2 = fake2.gpus[0]
+    dev2 = NvmlDevice(0, fake2, clock=lambda: g2.time_s)
+    assert "not adjustable" in dev2.info.describe()
+    df = sweep(dev2, lambda: fake2.advance(0.01), "sm_clock_mhz", [1410], iterations=1)
+    assert len(df) == 1 and df.attrs["original_power_limit_w"] is None
+    assert g2.locked_clocks_mhz is None
+    with pytest.raises(InstanceError, match="does not expose power management"):
+        sweep(dev2, lambda: None, "power_limit_w", [200.0])
+    with pytest.raises(InstanceError, match="whole number"):
+        sweep(dev, lambda: None, "sm_clock_mhz", [1410.5])
