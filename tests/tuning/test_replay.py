@@ -229,3 +229,13 @@ def test_jit_on_recorded_profile_schema_and_in_replay():
     log = replay(inst, policy, np.random.default_rng(0))
     assert {x.power_limit_w for x in log.runs} == {200.0}
     assert evaluate(inst, log.runs).feasible
+
+
+def test_default_mean_cost_matches_expectation():
+    # b0 = 32 at 200 W: paths of 8 or 12 epochs, epoch cost 1560 -> 12480 or 18720 J,
+    # expectation 15600 J per recurrence. 400 recurrences: std of the mean = 3120/20 = 156.
+    inst = tiny(recurrences=400)
+    r = energyopt.solve(inst, "default", seed=4)
+    per = np.asarray([x.cost for x in r.solution.runs])
+    assert set(np.round(per)) == {12480.0, 18720.0}
+    assert abs(per.mean() - 15600.0) < 4 * 156.0
