@@ -70,7 +70,7 @@ def _job_configs(
             if node.gpu_type not in job.epoch_time_s:
                 continue
             for g in range(1, node.num_gpus + 1):
-                t = job.restart_epochs * job.epoch_time_s[node.gpu_type][g - 1]
+                t = instance.restart_epochs(j) * job.epoch_time_s[node.gpu_type][g - 1]
                 confs.append(_Config(c, g, t, t * instance.cost_rate_eur_per_s(nodes[0], g)))
         if job.running is not None:
             n, g = job.running
@@ -93,7 +93,11 @@ def _job_configs(
 
 
 def _place(
-    conf: _Config, open_only: bool, free: list[int], cap: list[int], buckets: list[list[set]]
+    conf: _Config,
+    open_only: bool,
+    free: list[int],
+    cap: list[int],
+    buckets: list[list[dict[int, None]]],
 ) -> int | None:
     """The node for ``conf``: an open node of its class with the fewest free GPUs that fit,
     else (unless ``open_only``) a closed node of its class; ``None`` when none fits."""
@@ -107,9 +111,9 @@ def _place(
     top = len(levels) - 1
     for f in range(g, top):  # open nodes, best fit first
         if levels[f]:
-            return min(levels[f])
+            return next(iter(levels[f]))  # the node longest at that level
     if not open_only and top >= g and levels[top]:
-        return min(levels[top])
+        return next(iter(levels[top]))
     return None
 
 
@@ -159,6 +163,10 @@ def randomized_greedy(
     cap = [node.num_gpus for node in instance.nodes]
     idle_w = [node.idle_power_w for node in instance.nodes]
     gpu_w = [node.gpu_power_w for node in instance.nodes]
+    keep_time = [
+        None if job.running is None else instance.remaining_time_s(j, *job.running)
+        for j, job in enumerate(jobs)
+    ]
 
     best_assign: Assignment | None = None
     best_cost = float("inf")
@@ -171,13 +179,13 @@ def randomized_greedy(
                 if rng.random() < swap_p[order[k]]:
                     order[k], order[k + 1] = order[k + 1], order[k]
         free = list(cap)
-        # buckets[c][f]: nodes of class c with f free GPUs, to find best fits quickly.
-        buckets = [[set() for _ in range(cap[m[0]] + 1)] for m in members]
-        for c, nodes in enumerate(members):
-            buckets[c][cap[nodes[0]]].update(nodes)
+        # buckets[c][f]: nodes of class c with f free GPUs (insertion-ordered), for best fits.
+        buckets: list[list[dict[int, None]]] = [
+            [{} for _ in range(cap[m[0]])] + [dict.fromkeys(m)] for m in members
+        ]
         assign: list[tuple[int, int] | None] = [None] * J
         theta = float("inf")
-        tardiness = 0.0
+        tardiness = rate = 0.0
 
         for j in order:
             rule, cum, fallback = per_job[j]
@@ -198,19 +206,20 @@ def randomized_greedy(
                 continue  # nothing fits anywhere: postponed
             g = conf.g
             c = of_node[n]
-            buckets[c][free[n]].discard(n)
+            del buckets[c][free[n]][n]
             free[n] -= g
-            buckets[c][free[n]].add(n)
+            buckets[c][free[n]][n] = None
             assign[j] = (n, g)
-            t = instance.remaining_time_s(j, n, g) if conf.cls >= 0 else conf.time_s
+            # A class configuration on the job's own node with its own g is a "keep".
+            t = keep_time[j] if jobs[j].running == (n, g) else conf.time_s
+            if free[n] == cap[n] - g:  # the node opens
+                rate += idle_w[n]
+            rate += g * gpu_w[n]
             theta = min(theta, t)
             job = jobs[j]
             tardiness += job.tardiness_weight_eur_per_s * max(0.0, now + t - job.due_s)
         if theta == float("inf"):
             theta = instance.idle_horizon_s
-        rate = sum(
-            idle_w[n] + (cap[n] - free[n]) * gpu_w[n] for n in range(len(cap)) if free[n] < cap[n]
-        )
         cost = theta * rate * price + tardiness
         for j in range(J):
             if assign[j] is None:

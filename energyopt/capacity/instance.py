@@ -108,6 +108,11 @@ class CapacityInstance(InstanceBase):
         free GPUs of any node (CAP-9).
     idle_horizon_s
         theta when no job runs: the time to the next rescheduling point then.
+    restart_from_checkpoint
+        True (the default, and the issue's model): a job that changes configuration
+        loses the fraction of the epoch in progress. False: moves are free, the
+        assumption of the paper's simulator ("reconfiguration costs ... not
+        considered by our simulator", Sec. V-C).
     name, source
         Label, and where the data come from (generator and seed, or ``simulated ...``).
     """
@@ -122,6 +127,7 @@ class CapacityInstance(InstanceBase):
     postponement_penalty: float = 100.0
     work_conserving: bool = True
     idle_horizon_s: float = 3600.0
+    restart_from_checkpoint: bool = True
     name: str = ""
     source: str = ""
 
@@ -169,6 +175,12 @@ class CapacityInstance(InstanceBase):
         h = finite_nonneg("idle_horizon_s", self.idle_horizon_s)
         check(h > 0, "idle_horizon_s", self.idle_horizon_s, "must be positive")
         object.__setattr__(self, "idle_horizon_s", h)
+        check(
+            isinstance(self.restart_from_checkpoint, bool),
+            "restart_from_checkpoint",
+            self.restart_from_checkpoint,
+            "must be true or false",
+        )
         check(
             isinstance(self.work_conserving, bool),
             "work_conserving",
@@ -269,8 +281,20 @@ class CapacityInstance(InstanceBase):
         """
         job = self.jobs[j]
         t = job.epoch_time_s[self.nodes[n].gpu_type][g - 1]
-        epochs = job.remaining_epochs if job.running == (n, g) else job.restart_epochs
-        return epochs * t
+        return self.epochs_on(j, n, g) * t
+
+    def epochs_on(self, j: int, n: int, g: int) -> float:
+        """Epochs job ``j`` has left in configuration (n, g): all of them unless it keeps
+        its configuration, from the last checkpoint otherwise (CAP-0)."""
+        job = self.jobs[j]
+        if job.running == (n, g) or not self.restart_from_checkpoint:
+            return job.remaining_epochs
+        return job.restart_epochs
+
+    def restart_epochs(self, j: int) -> float:
+        """Epochs job ``j`` has left in any configuration but its current one."""
+        job = self.jobs[j]
+        return job.restart_epochs if self.restart_from_checkpoint else job.remaining_epochs
 
     @functools.cached_property
     def configurations(self) -> tuple[tuple[tuple[int, int, float], ...], ...]:
@@ -295,21 +319,31 @@ class CapacityInstance(InstanceBase):
         )
 
     @functools.cached_property
+    def max_gpus_by_type(self) -> dict[str, int]:
+        """The largest GPU count of a node of each GPU type."""
+        out: dict[str, int] = {}
+        for node in self.nodes:
+            out[node.gpu_type] = max(out.get(node.gpu_type, 0), node.num_gpus)
+        return out
+
+    @functools.cached_property
     def min_restart_time_s(self) -> np.ndarray:
         """min over (n, g) of the job's time from its last checkpoint: the postponed case."""
         out = np.empty(self.num_jobs)
+        cap = self.max_gpus_by_type
         for j, job in enumerate(self.jobs):
-            best = min(
-                min(job.epoch_time_s[self.nodes[n].gpu_type][: self.nodes[n].num_gpus])
-                for n in self.compatible_nodes[j]
-            )
-            out[j] = job.restart_epochs * best
+            best = min(min(v[: cap[k]]) for k, v in job.epoch_time_s.items() if k in cap)
+            out[j] = self.restart_epochs(j) * best
         return out
 
     @functools.cached_property
     def min_time_s(self) -> np.ndarray:
         """min over (n, g) of R_j(n, g): the fastest configuration (pressure, Eq. 2)."""
-        return np.array([min(c[2] for c in confs) for confs in self.configurations])
+        out = self.min_restart_time_s.copy()
+        for j, job in enumerate(self.jobs):
+            if job.running is not None:
+                out[j] = min(out[j], self.remaining_time_s(j, *job.running))
+        return out
 
     def with_variant(self, work_conserving: bool) -> CapacityInstance:
         """The same point with the other postponement rule."""
@@ -328,6 +362,7 @@ class CapacityInstance(InstanceBase):
             "postponement_penalty": self.postponement_penalty,
             "work_conserving": self.work_conserving,
             "idle_horizon_s": self.idle_horizon_s,
+            "restart_from_checkpoint": self.restart_from_checkpoint,
             "nodes": [dataclasses.asdict(n) for n in self.nodes],
             "jobs": [
                 {
@@ -411,6 +446,8 @@ class CapacityInstance(InstanceBase):
             )
         wc = data.get("work_conserving", True)
         check(isinstance(wc, bool), "work_conserving", wc, "must be true or false")
+        rc = data.get("restart_from_checkpoint", True)
+        check(isinstance(rc, bool), "restart_from_checkpoint", rc, "must be true or false")
         return cls(
             tuple(nodes),
             tuple(jobs),
@@ -420,6 +457,7 @@ class CapacityInstance(InstanceBase):
             postponement_penalty=data.get("postponement_penalty", 100.0),
             work_conserving=wc,
             idle_horizon_s=data.get("idle_horizon_s", 3600.0),
+            restart_from_checkpoint=rc,
             name=str(data.get("name", "")),
             source=str(data.get("source", "")),
         )
