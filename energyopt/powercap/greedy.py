@@ -47,7 +47,7 @@ class _State:
         return self.inst.jct_s(j, self.option(j, n, f))
 
     def energy(self, j: int, n: int, f: int) -> float:
-        """Energy to finish job j in (n, f); a queued job will spend its one-GPU efficient energy."""
+        """Energy to finish job j in (n, f); queued: its one-GPU energy at the efficient clock."""
         job = self.inst.jobs[j]
         o = self.inst.efficient_option(j) if n == 0 else self.option(j, n, f)
         return job.remaining_iterations * o.energy_per_iter_j
@@ -81,7 +81,13 @@ def _priority(d_jct: float, d_energy: float, jct_tot: float, e_tot: float) -> tu
 
 
 def marginal_return_greedy(instance: PowercapInstance) -> GreedyOutcome:
-    """Algorithm 1 of PowerFlow on one scheduling event (see the module docstring)."""
+    """Algorithm 1 of PowerFlow on one scheduling event (see the module docstring).
+
+    The normalisers ``JCT`` and ``E`` of Eqs. 20-21 (cluster totals) are common to all
+    jobs at a step, so the ranking only needs each job's (JCT reduction, energy
+    increase); a job's key is recomputed only when its configuration changes, as in
+    the paper's priority queues (lines 16-17 and 29-30).
+    """
     st = _State(instance)
     cap = instance.power_cap_w * (1 - 1e-12)
     jobs = range(len(instance.jobs))
@@ -98,71 +104,82 @@ def marginal_return_greedy(instance: PowercapInstance) -> GreedyOutcome:
         return GreedyOutcome(
             None, 0, 0, "the jobs' minimum GPU counts at their efficient clocks break the cap"
         )
+    r = instance.gpus_per_node
+    idle_w = instance.idle_power_w
+    job_w = [st.option(j, st.n[j], st.f[j]).power_w if st.n[j] else 0.0 for j in jobs]
+    used = sum(st.n)
+
+    def total_power(used_: int, job_w_sum: float) -> float:
+        return job_w_sum + idle_w * (-(-used_ // r) * r - used_)
+
+    def gpu_key(j: int):
+        n = st.n[j]
+        n2 = 1 if n == 0 else 2 * n
+        o2 = st.option(j, n2, st.f[j])
+        if o2 is None:
+            return None
+        d_jct = st.jct(j, n, st.f[j]) - st.jct(j, n2, st.f[j])
+        d_e = st.energy(j, n2, st.f[j]) - st.energy(j, n, st.f[j])
+        key = _priority(d_jct, d_e, 1.0, 1.0)
+        if key[0] < 0:
+            return None
+        # Ties (e.g. several queued jobs with free starts) go to the shortest job.
+        return (*key, -st.jct(j, n2, st.f[j]), -j), n2, o2, d_jct, d_e
+
+    def clock_key(j: int):
+        higher = [c for c in st.clocks[j] if c > st.f[j]]
+        if not higher:
+            return None
+        f2 = higher[0]
+        o2 = st.option(j, st.n[j], f2)
+        if o2 is None:
+            return None
+        d_jct = st.jct(j, st.n[j], st.f[j]) - st.jct(j, st.n[j], f2)
+        d_e = st.energy(j, st.n[j], f2) - st.energy(j, st.n[j], st.f[j])
+        key = _priority(d_jct, d_e, 1.0, 1.0)
+        if key[0] < 0:
+            return None
+        return (*key, -j), f2, o2, d_jct, d_e
+
     gpu_steps = clock_steps = 0
     # Phase 1: GPU allocation (Algorithm 1, lines 10-20; Eq. 20).
-    active = set(jobs)
-    while active:
-        jct_tot, e_tot = st.totals()
-        best, best_key = None, (-1, 0.0)
-        for j in sorted(active):
-            n = st.n[j]
-            n2 = 1 if n == 0 else 2 * n
-            if sum(st.n) - n + n2 > instance.num_gpus or st.option(j, n2, st.f[j]) is None:
-                active.discard(j)
-                continue
-            key = _priority(
-                st.jct(j, n, st.f[j]) - st.jct(j, n2, st.f[j]),
-                st.energy(j, n2, st.f[j]) - st.energy(j, n, st.f[j]),
-                jct_tot,
-                e_tot,
-            )
-            if key[0] < 0:
-                active.discard(j)
-                continue
-            # Ties (e.g. several queued jobs with free starts) go to the shortest job.
-            key = (*key, -st.jct(j, n2, st.f[j]))
-            if best is None or key > best_key:
-                best, best_key = j, key
-        if best is None:
-            break
-        n_new = list(st.n)
-        n_new[best] = 1 if st.n[best] == 0 else 2 * st.n[best]
-        if st.power(n_new, st.f) > cap:
-            active.discard(best)
+    keys = {j: gpu_key(j) for j in jobs}
+    keys = {j: k for j, k in keys.items() if k is not None}
+    while keys:
+        j = max(keys, key=lambda i: keys[i][0])
+        _, n2, o2, _, _ = keys[j]
+        add = n2 - st.n[j]
+        w_new = sum(job_w) - job_w[j] + o2.power_w
+        if used + add > instance.num_gpus or total_power(used + add, w_new) > cap:
+            del keys[j]  # this step breaks the GPU count or the cap: the job leaves the queue
             continue
-        st.n = n_new
+        st.n[j] = n2
+        job_w[j] = o2.power_w
+        used += add
         gpu_steps += 1
+        k = gpu_key(j)
+        if k is None:
+            del keys[j]
+        else:
+            keys[j] = k
     # Phase 2: clock raises by one hardware step (lines 21-30; Eq. 21).
-    active = {j for j in jobs if st.n[j] > 0}
-    while active:
-        jct_tot, e_tot = st.totals()
-        best, best_key, best_f = None, (-1, 0.0), 0
-        for j in sorted(active):
-            higher = [c for c in st.clocks[j] if c > st.f[j]]
-            f2 = higher[0] if higher else None
-            if f2 is None or st.option(j, st.n[j], f2) is None:
-                active.discard(j)
-                continue
-            key = _priority(
-                st.jct(j, st.n[j], st.f[j]) - st.jct(j, st.n[j], f2),
-                st.energy(j, st.n[j], f2) - st.energy(j, st.n[j], st.f[j]),
-                jct_tot,
-                e_tot,
-            )
-            if key[0] < 0:
-                active.discard(j)
-                continue
-            if best is None or key > best_key:
-                best, best_key, best_f = j, key, f2
-        if best is None:
-            break
-        f_new = list(st.f)
-        f_new[best] = best_f
-        if st.power(st.n, f_new) > cap:
-            active.discard(best)
+    keys = {j: clock_key(j) for j in jobs if st.n[j] > 0}
+    keys = {j: k for j, k in keys.items() if k is not None}
+    while keys:
+        j = max(keys, key=lambda i: keys[i][0])
+        _, f2, o2, _, _ = keys[j]
+        w_new = sum(job_w) - job_w[j] + o2.power_w
+        if total_power(used, w_new) > cap:
+            del keys[j]
             continue
-        st.f = f_new
+        st.f[j] = f2
+        job_w[j] = o2.power_w
         clock_steps += 1
+        k = clock_key(j)
+        if k is None:
+            del keys[j]
+        else:
+            keys[j] = k
     config = tuple((st.n[j], st.f[j] if st.n[j] > 0 else 0) for j in jobs)
     assert all(math.isfinite(st.jct(j, st.n[j], st.f[j])) for j in jobs)
     return GreedyOutcome(config, gpu_steps, clock_steps)

@@ -126,16 +126,19 @@ class PowercapInstance(InstanceBase):
         """The one-GPU configuration of job ``j`` with the least energy per iteration.
 
         Its clock is the "most energy-efficient GPU frequency" where Algorithm 1
-        starts; ties go to the higher clock.
+        starts; ties go to the higher clock. (A job without one-GPU options uses its
+        smallest GPU count.)
         """
-        ones = [o for o in self.jobs[j].options if o.num_gpus == 1]
-        if not ones:
-            ones = [
-                o
-                for o in self.jobs[j].options
-                if o.num_gpus == min(p.num_gpus for p in self.jobs[j].options)
-            ]
-        return min(ones, key=lambda o: (o.energy_per_iter_j, -o.sm_clock_mhz))
+        return self._efficient[j]
+
+    @functools.cached_property
+    def _efficient(self) -> tuple[JobOption, ...]:
+        out = []
+        for job in self.jobs:
+            n_min = min(o.num_gpus for o in job.options)
+            pool = [o for o in job.options if o.num_gpus == n_min]
+            out.append(min(pool, key=lambda o: (o.energy_per_iter_j, -o.sm_clock_mhz)))
+        return tuple(out)
 
     def queued_jct_s(self, j: int) -> float:
         """PC-10: JCT of job ``j`` given no GPU now.

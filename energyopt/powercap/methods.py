@@ -1,4 +1,4 @@
-"""Powercap methods in the registry: every one is scored by :func:`~energyopt.powercap.evaluator.evaluate`."""
+"""Powercap methods in the registry, every one scored by the evaluator."""
 
 from __future__ import annotations
 

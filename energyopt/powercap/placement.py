@@ -14,6 +14,7 @@ compaction (migrating jobs) when that would power more than ``ceil(U / r)`` node
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Hashable, Mapping, Sequence
 
 from energyopt.powercap.instance import is_power_of_two
@@ -148,4 +149,4 @@ def buddy_place(
 
 
 def _contiguous(segments: list[tuple[int, int]]) -> bool:
-    return all(a[0] + a[1] == b[0] for a, b in zip(segments, segments[1:]))
+    return all(a[0] + a[1] == b[0] for a, b in itertools.pairwise(segments))
