@@ -84,27 +84,46 @@ class restored_settings:
             raise ValueError(f"knob = {knob!r}: expected one of {KNOBS}")
 
     def restore(self) -> list[str]:
-        """Undo the changes; returns the failures (empty when all went back)."""
-        failures = []
+        """Undo the changes; returns the failures (empty when all went back).
+
+        Each change is undone even if undoing another one failed or was
+        interrupted; an interruption is re-raised once both were tried.
+        """
+        failures, interrupted = [], False
+        index = self.device.info.index
+        steps: list[tuple[str, Callable[[], Any], str, str]] = []
         if self.clock_locked:
-            try:
-                self.device.reset_sm_clock()
-                self.clock_locked = False
-            except Exception as exc:
-                failures.append(
-                    f"resetting the SM clock failed ({exc}); run `nvidia-smi -i "
-                    f"{self.device.info.index} -rgc`"
+            steps.append(
+                (
+                    "resetting the SM clock",
+                    self.device.reset_sm_clock,
+                    f"nvidia-smi -i {index} -rgc",
                 )
+            )
         if self.power_limit_changed and self.original_power_limit_w is not None:
-            try:
-                self.device.set_power_limit_w(self.original_power_limit_w)
-                self.power_limit_changed = False
-            except Exception as exc:
-                failures.append(
-                    f"restoring the power limit to {self.original_power_limit_w:g} W failed "
-                    f"({exc}); run `nvidia-smi -i {self.device.info.index} -pl "
-                    f"{self.original_power_limit_w:g}`"
+            watts = self.original_power_limit_w
+            steps.append(
+                (
+                    f"restoring the power limit to {watts:g} W",
+                    lambda: self.device.set_power_limit_w(watts),
+                    f"nvidia-smi -i {index} -pl {watts:g}",
+                    "power_limit_changed",
                 )
+            )
+        for what, undo, command, flag in steps:
+            try:
+                undo()
+            except KeyboardInterrupt:
+                interrupted = True
+                failures.append(f"{what} was interrupted; run `{command}`")
+                continue
+            except Exception as exc:
+                failures.append(f"{what} failed ({exc}); run `{command}`")
+                continue
+            setattr(self, flag, False)
+        if interrupted:
+            print(f"energyopt: warning: {'; '.join(failures)}", file=sys.stderr)
+            raise KeyboardInterrupt
         return failures
 
     def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: Any) -> None:
@@ -124,22 +143,26 @@ class _sigint_held:
 
     def __init__(self) -> None:
         self.pending = False
+        self._installed = False
         self._previous: Any = None
 
     def __enter__(self) -> _sigint_held:
         if threading.current_thread() is threading.main_thread():
             try:
                 self._previous = signal.signal(signal.SIGINT, self._hold)
+                self._installed = True
             except (ValueError, OSError):  # e.g. no signal support in this interpreter
-                self._previous = None
+                pass
         return self
 
     def _hold(self, signum: int, frame: Any) -> None:
         self.pending = True
 
     def __exit__(self, *exc: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        if self._installed:
+            # None: the previous handler was not set from Python; fall back to the default
+            previous = self._previous if self._previous is not None else signal.SIG_DFL
+            signal.signal(signal.SIGINT, previous)
 
 
 def measure(

@@ -310,3 +310,17 @@ def test_gpu_without_power_management_still_sweeps_clocks() -> None:
         sweep(dev2, lambda: None, "power_limit_w", [200.0])
     with pytest.raises(InstanceError, match="whole number"):
         sweep(dev, lambda: None, "sm_clock_mhz", [1410.5])
+
+
+def test_interrupt_inside_the_clock_reset_still_restores_the_power_limit(capsys) -> None:
+    fake, gpu, dev = make()
+    fake.inject("nvmlDeviceResetGpuLockedClocks", KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        with restored_settings(dev) as guard:
+            guard.lock_sm_clock(1200)
+            guard.set_power_limit_w(200.0)
+    assert gpu.power_limit_mw == ORIGINAL_LIMIT_MW  # undone although the reset was cut
+    assert gpu.locked_clocks_mhz == (1200, 1200)  # the interrupted reset did not happen...
+    assert "resetting the SM clock was interrupted; run `nvidia-smi -i 0 -rgc`" in (
+        capsys.readouterr().err  # ...and the user is told how to finish it
+    )
