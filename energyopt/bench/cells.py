@@ -1,8 +1,12 @@
 """One benchmark cell, (instance, method, seed), and the separate process that solves it.
 
-Every cell runs in a fresh Python process (``python -m energyopt.bench.worker``), so
-that a solver that ignores its time limit, leaks memory or crashes the interpreter
-takes only its own cell with it. Once the worker has started, the parent waits
+Every cell runs in a process of its own, so that a solver that ignores its time
+limit, leaks memory or crashes the interpreter takes only its own cell with it.
+Processes are forked from a *fork server* that has imported the package and the
+families once (so a cell costs milliseconds, not the second of imports a fresh
+interpreter needs); where a process may not have children of its own (a daemonic
+Dask worker process) a fresh interpreter runs ``python -m energyopt.bench.worker``
+instead. Once the worker has started, the parent waits
 ``time_limit_s + grace_s`` seconds of wall-clock time (model building included),
 then kills the process and records the cell as ``killed``.
 
@@ -15,11 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import multiprocessing
 import os
 import select
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -134,8 +140,26 @@ def _package_root() -> str:
     return str(Path(energyopt.__file__).resolve().parents[1])
 
 
-def run_cell(spec: dict[str, Any]) -> dict[str, Any]:
-    """Solve one cell in a fresh process and return its record (never raises for the cell).
+def run_cell(spec: dict[str, Any], *, mode: str | None = None) -> dict[str, Any]:
+    """Solve one cell in a process of its own and return its record (never raises for it).
+
+    ``mode``: ``"fork"`` (from the fork server) or ``"subprocess"`` (a fresh
+    interpreter); by default ``fork`` unless this process may not have children
+    (a daemonic process) or ``ENERGYOPT_BENCH_SUBPROCESS=1``.
+    """
+    if mode is None:
+        daemonic = multiprocessing.current_process().daemon
+        fresh = os.environ.get("ENERGYOPT_BENCH_SUBPROCESS") == "1"
+        mode = "subprocess" if daemonic or fresh or sys.platform == "win32" else "fork"
+    if mode == "fork":
+        return _run_forked(spec)
+    if mode == "subprocess":
+        return _run_subprocess(spec)
+    raise ValueError(f"mode = {mode!r}: expected 'fork' or 'subprocess'")
+
+
+def _run_subprocess(spec: dict[str, Any]) -> dict[str, Any]:
+    """Solve one cell in a fresh interpreter and return its record.
 
     The worker says ``ready`` once it has imported the package and read the
     instance; from then on it has ``time_limit_s + grace_s`` seconds of wall-clock
@@ -209,6 +233,88 @@ def run_cell(spec: dict[str, Any]) -> dict[str, Any]:
     if "error" in payload:
         return _record(spec, ERROR, None, payload["error"], wall)
     return _record(spec, FINISHED, payload["result"], payload["result"].get("message", ""), wall)
+
+
+_FORKSERVER: Any = None
+_FORKSERVER_LOCK = threading.Lock()
+
+
+def _forkserver() -> Any:
+    """The multiprocessing context whose server has imported the package and families."""
+    global _FORKSERVER
+    with _FORKSERVER_LOCK:
+        if _FORKSERVER is None:
+            from energyopt.core.registry import FAMILY_MODULES
+
+            ctx = multiprocessing.get_context("forkserver")
+            # A family not installed yet is skipped by the server (ImportError is ignored).
+            ctx.set_forkserver_preload(["energyopt.bench.worker", *FAMILY_MODULES.values()])
+            _FORKSERVER = ctx
+        return _FORKSERVER
+
+
+def _run_forked(spec: dict[str, Any]) -> dict[str, Any]:
+    """Solve one cell in a process forked from the fork server and return its record."""
+    from energyopt.bench.worker import process_main
+
+    ctx = _forkserver()
+    tick = time.perf_counter()
+    recv, send = ctx.Pipe(duplex=False)
+    fd, log_path = tempfile.mkstemp(prefix="energyopt-cell-", suffix=".log")
+    os.close(fd)
+    proc = ctx.Process(target=process_main, args=(spec, send, log_path), daemon=False)
+    try:
+        proc.start()
+        send.close()
+        payload = None
+        if not recv.poll(STARTUP_TIMEOUT_S):
+            return _kill_forked(proc, spec, tick, f"did not start within {STARTUP_TIMEOUT_S:g} s")
+        try:
+            recv.recv()  # "ready": the cell's clock starts now
+            kill_after = spec.get("kill_after_s")
+            if not recv.poll(kill_after):
+                return _kill_forked(
+                    proc,
+                    spec,
+                    tick,
+                    f"time limit {spec['time_limit_s']} s + grace "
+                    f"{spec.get('grace_s', DEFAULT_GRACE_S)} s exceeded",
+                )
+            payload = recv.recv()
+        except EOFError:
+            pass  # the process died: see its exit code below
+        proc.join()
+        wall = time.perf_counter() - tick
+        if proc.exitcode != 0 or payload is None:
+            return _record(spec, CRASHED, None, _crash_message(proc.exitcode, log_path), wall)
+    except BaseException:
+        # Ctrl-C or a cancelled Dask task: take the process down with us.
+        if proc.is_alive():
+            proc.kill()
+        raise
+    finally:
+        recv.close()
+        Path(log_path).unlink(missing_ok=True)
+    if "error" in payload:
+        return _record(spec, ERROR, None, payload["error"], wall)
+    return _record(spec, FINISHED, payload["result"], payload["result"].get("message", ""), wall)
+
+
+def _kill_forked(proc: Any, spec: dict[str, Any], tick: float, why: str) -> dict[str, Any]:
+    proc.kill()
+    proc.join()
+    wall = time.perf_counter() - tick
+    return _record(spec, KILLED, None, f"killed after {wall:.1f} s wall-clock: {why}", wall)
+
+
+def _crash_message(code: int | None, log_path: str) -> str:
+    try:
+        tail = Path(log_path).read_text(errors="replace").strip()[-_STDERR_TAIL:]
+    except OSError:
+        tail = ""
+    how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit status {code}"
+    last = tail.splitlines()[-1] if tail else "no error output"
+    return f"worker process {how}: {last}"
 
 
 def _read(fd: int, deadline: float | None, until: bytes | None = None) -> tuple[bytes, str]:

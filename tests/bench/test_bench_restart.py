@@ -34,7 +34,7 @@ def test_sigkill_then_restart(instance_files, tmp_path):
     args = [
         sys.executable, "-m", "energyopt.cli", "bench", *map(str, instance_files),
         "--methods", "test-sleep", "--seeds", "0", "1", "2",
-        "-o", "sleep_s=0.4", "--time-limit", "30", "--jobs", "2",
+        "-o", "sleep_s=1.0", "--time-limit", "30", "--jobs", "2",
         "--plugin", PLUGIN, "--store", str(store), "--no-progress",
     ]  # fmt: skip
     total = len(instance_files) * 3
@@ -54,6 +54,7 @@ def test_sigkill_then_restart(instance_files, tmp_path):
     assert f"{len(before)} already in the store, {total - len(before)} run now" in rerun.stdout
     after = _finished(store)
     assert len(after) == total  # none lost
+    assert all(objective is not None for _, _, objective in after.values())
     db = sqlite3.connect(store)
     assert db.execute("SELECT COUNT(*), COUNT(DISTINCT cell_key) FROM cells").fetchone() == (
         total,

@@ -67,3 +67,15 @@ def test_unknown_method_and_empty_plans_are_clear_errors(instance_files):
         plan_cells()
     with pytest.raises(ValueError, match="time-limit"):
         plan_cells(files=instance_files, time_limit_s=0)
+
+
+def test_fresh_interpreter_and_forked_worker_agree(instance_files):
+    """The fallback for daemonic Dask workers (a fresh interpreter) gives the same record."""
+    from energyopt.bench.cells import run_cell
+
+    (cell,) = plan_cells(files=instance_files[:1], methods=["bruteforce"], time_limit_s=20)
+    forked = run_cell(cell.to_spec(), mode="fork")
+    fresh = run_cell(cell.to_spec(), mode="subprocess")
+    assert forked["outcome"] == fresh["outcome"] == "finished"
+    for field in ("objective", "bound", "status", "termination", "solution"):
+        assert forked["result"][field] == fresh["result"][field]
