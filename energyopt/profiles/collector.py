@@ -98,6 +98,7 @@ class restored_settings:
                     "resetting the SM clock",
                     self.device.reset_sm_clock,
                     f"nvidia-smi -i {index} -rgc",
+                    "clock_locked",
                 )
             )
         if self.power_limit_changed and self.original_power_limit_w is not None:
