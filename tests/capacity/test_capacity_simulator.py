@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from energyopt.capacity import Node
@@ -86,7 +88,7 @@ def test_generators_follow_the_paper_scales():
     assert {(n.gpu_type, n.num_gpus) for n in scenario_cluster(4, 2)} == {("V100", 4), ("T4", 2)}
     jobs = job_stream(nodes, 100, seed=0)
     assert len(jobs) == 100
-    assert all(a.arrival_s <= b.arrival_s for a, b in zip(jobs, jobs[1:]))
+    assert all(a.arrival_s <= b.arrival_s for a, b in itertools.pairwise(jobs))
     # Sublinear speed-up: g GPUs are faster, but less than g times.
     for j in jobs:
         t = j.epoch_time_s["V100"]
