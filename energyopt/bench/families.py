@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from energyopt.core.instance import InstanceError, load_instance
 from energyopt.core.registry import FAMILY_MODULES
 
 #: The suites every family provides (see the shared conventions).
@@ -44,6 +46,15 @@ def families_with_suites(only: Sequence[str] | None = None) -> list[str]:
                 f"known: {', '.join(sorted(FAMILY_MODULES))}"
             )
     return [f for f in FAMILY_MODULES if (not only or f in only) and suites_module(f) is not None]
+
+
+def load_instance_file(path: str | Path) -> Any:
+    """:func:`energyopt.core.instance.load_instance`, with a binary file also reported as
+    an :class:`InstanceError` naming it (not a bare decoding error)."""
+    try:
+        return load_instance(Path(path))
+    except UnicodeDecodeError:
+        raise InstanceError(f"{path}: not a text file (not an instance JSON file)") from None
 
 
 def suite_function(family: str) -> Callable[[str], list[Any]]:

@@ -18,10 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from energyopt.bench.families import SUITE_NAMES, families_with_suites, suite_instances
+from energyopt.bench.families import (
+    SUITE_NAMES,
+    families_with_suites,
+    load_instance_file,
+    suite_instances,
+)
 from energyopt.bench.store import ResultsStore
 from energyopt.core.gap import GAP_ABS_TOL
-from energyopt.core.instance import InstanceError, load_instance
+from energyopt.core.instance import InstanceError
 from energyopt.core.registry import FAMILY_MODULES
 
 INDEX_NAME = "index.csv"
@@ -209,7 +214,7 @@ def verify(
             if families and family not in families:
                 continue
             try:
-                inst = load_instance(path)
+                inst = load_instance_file(path)
             except InstanceError as exc:
                 problems.append(str(exc))
                 continue

@@ -16,9 +16,8 @@ from typing import Any
 
 from energyopt.bench.cells import CRASHED, DEFAULT_GRACE_S, FINISHED, KILLED, Cell, make_cell
 from energyopt.bench.executors import make_executor
-from energyopt.bench.families import families_with_suites, suite_instances
+from energyopt.bench.families import families_with_suites, load_instance_file, suite_instances
 from energyopt.bench.store import ResultsStore
-from energyopt.core.instance import load_instance
 from energyopt.core.registry import methods as registered_methods
 
 
@@ -90,7 +89,7 @@ def plan_cells(
             for i, inst in enumerate(suite_instances(family, suite)):
                 sources.append((inst, suite, f"{family}.suite({suite!r})[{i}]"))
     for path in files:
-        inst = load_instance(Path(path))
+        inst = load_instance_file(path)
         if families and inst.family not in families:
             continue
         sources.append((inst, "file", str(path)))
