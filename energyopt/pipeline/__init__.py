@@ -1,30 +1,52 @@
 """Pipeline Energy Minimization (PEM): Perseus, EnvPipe and Zeus baselines, with exact methods.
 
-Importing this package registers its methods (``highs``, ``cpsat``, ``bruteforce``,
-``exact-frontier``, ...) in the ``pipeline`` family.
+Importing this package registers its methods in the ``pipeline`` family:
+exact ``highs``, ``cpsat``, ``bruteforce``, ``exact-frontier``; heuristics
+``perseus``, ``perseus-exponential`` (frontier crawl), ``envpipe``,
+``envpipe-greedy``, ``zeus-global``, ``zeus-per-stage``.
 """
 
+from energyopt.pipeline import envpipe as _envpipe  # noqa: F401  (registers methods)
 from energyopt.pipeline import frontier as _frontier  # noqa: F401  (registers methods)
 from energyopt.pipeline import methods as _methods  # noqa: F401  (registers methods)
+from energyopt.pipeline import perseus as _perseus  # noqa: F401  (registers methods)
+from energyopt.pipeline import zeusbaselines as _zeus  # noqa: F401  (registers methods)
+from energyopt.pipeline.crawl import CrawlTrace, crawl
+from energyopt.pipeline.envpipe import envpipe_plan
 from energyopt.pipeline.evaluator import PemEvaluation, PemSolution, evaluate, fastest_choice
 from energyopt.pipeline.generators import random_dag_instance, synthetic_instance
 from energyopt.pipeline.instance import FilterReport, PemInstance
 from energyopt.pipeline.options import OptionTable
+from energyopt.pipeline.paretoset import best_at, energy_pareto, frontier_points
+from energyopt.pipeline.perseus import perseus_frontier
 from energyopt.pipeline.readers import instance_from_perseus_profile, read_perseus_profile
 from energyopt.pipeline.schedules import Computation, build_dag
+from energyopt.pipeline.straggler import StragglerPlan, straggler_lookup
+from energyopt.pipeline.zeusbaselines import zeus_global_plans, zeus_per_stage_plans
 
 __all__ = [
     "Computation",
+    "CrawlTrace",
     "FilterReport",
     "OptionTable",
     "PemEvaluation",
     "PemInstance",
     "PemSolution",
+    "StragglerPlan",
+    "best_at",
     "build_dag",
+    "crawl",
+    "energy_pareto",
+    "envpipe_plan",
     "evaluate",
     "fastest_choice",
+    "frontier_points",
     "instance_from_perseus_profile",
+    "perseus_frontier",
     "random_dag_instance",
     "read_perseus_profile",
+    "straggler_lookup",
     "synthetic_instance",
+    "zeus_global_plans",
+    "zeus_per_stage_plans",
 ]

@@ -1,0 +1,112 @@
+"""Frontier bookkeeping shared by the PEM heuristics: dominance filter, deadline pick.
+
+A PEM plan x has a makespan T(x) and an effective energy C(x) = sum of
+``e - P_b t`` (Perseus Eq. 4); its energy at an iteration time T >= T(x) is
+``C(x) + P_b * S * T`` (Eq. 3). The *Perseus frontier* is the set of plans not
+dominated in (T(x), C(x)): for any iteration time T' (a deadline, or a straggler's
+time) the best plan among them is the one of least C with T(x) <= T'. Points
+dominated in (T(x), energy at T(x)) are a subset of those; see
+:func:`energy_pareto`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from energyopt.core.result import FrontierPoint
+from energyopt.pipeline.evaluator import PemSolution, evaluate
+from energyopt.pipeline.instance import PemInstance
+
+
+def pareto_indices(times: Sequence[float], energies: Sequence[float]) -> np.ndarray:
+    """Indices of the points not dominated in (time, energy), fastest first.
+
+    A point is kept when every faster-or-equal point has strictly more energy
+    (relative tolerance 1e-12); of exact duplicates the first is kept.
+    """
+    t = np.asarray(times, dtype=float)
+    e = np.asarray(energies, dtype=float)
+    order = np.lexsort((np.arange(len(t)), e, t))
+    keep, best = [], np.inf
+    for k in order:
+        if e[k] < best - 1e-12 * max(1.0, abs(best) if np.isfinite(best) else 1.0):
+            keep.append(int(k))
+            best = e[k]
+    return np.asarray(keep, dtype=np.int64)
+
+
+def frontier_points(
+    instance: PemInstance, choices: np.ndarray, *, verify: bool = True
+) -> tuple[FrontierPoint, ...]:
+    """Perseus frontier of the plans in ``choices`` (rows of option indices).
+
+    Every kept point is scored by :func:`energyopt.pipeline.evaluator.evaluate`
+    (makespan, and energy with blocking up to the makespan) when ``verify``;
+    otherwise by the same formulas on arrays (see ``dag.CompactDag.makespans``).
+    """
+    from energyopt.pipeline.dag import CompactDag
+
+    choices = np.asarray(choices, dtype=np.int64)
+    if choices.ndim != 2 or choices.shape[1] != instance.num_computations:
+        raise ValueError(
+            f"choices: shape {choices.shape}, expected (points, {instance.num_computations})"
+        )
+    choices = np.unique(choices, axis=0)
+    T, E = batch_evaluate(instance, choices, CompactDag(instance))
+    C = E - instance.p_blocking_w * instance.num_stages * T
+    pts = []
+    for k in pareto_indices(T, C):
+        sol = PemSolution(tuple(int(x) for x in choices[k]))
+        if verify:
+            ev = evaluate(instance, sol, None)
+            pts.append(FrontierPoint(ev.iteration_time_s, ev.energy_j, sol))
+        else:
+            pts.append(FrontierPoint(float(T[k]), float(E[k]), sol))
+    return tuple(pts)
+
+
+def batch_evaluate(instance: PemInstance, choices: np.ndarray, dag) -> tuple[np.ndarray, np.ndarray]:
+    """Makespans and energies (blocking up to the makespan) of many plans at once."""
+    names = sorted(instance.tables)
+    which = {nm: k for k, nm in enumerate(names)}
+    tab = np.asarray([which[c.table] for c in instance.computations])
+    width = max(len(t) for t in instance.tables.values())
+    t_opt = np.zeros((len(names), width))
+    e_opt = np.zeros((len(names), width))
+    for k, nm in enumerate(names):
+        tb = instance.tables[nm]
+        t_opt[k, : len(tb)] = tb.time_s
+        e_opt[k, : len(tb)] = tb.energy_j
+    times = t_opt[tab[None, :], choices]
+    energies = e_opt[tab[None, :], choices]
+    T = dag.makespans(times)
+    S, pb = instance.num_stages, instance.p_blocking_w
+    return T, energies.sum(axis=1) + pb * (S * T - times.sum(axis=1))
+
+
+def energy_pareto(points: Sequence[FrontierPoint]) -> tuple[FrontierPoint, ...]:
+    """The points not dominated in (makespan, energy at the makespan)."""
+    idx = pareto_indices([p.deadline_s for p in points], [p.objective for p in points])
+    return tuple(points[int(k)] for k in idx)
+
+
+def best_at(
+    instance: PemInstance, points: Sequence[FrontierPoint], iteration_time_s: float | None
+) -> FrontierPoint | None:
+    """The point of least energy at ``iteration_time_s`` among those that meet it.
+
+    ``None`` as the time means "no deadline": the point of least energy at its own
+    makespan. Returns ``None`` when no point is fast enough.
+    """
+    if not points:
+        return None
+    pb_s = instance.p_blocking_w * instance.num_stages
+    if iteration_time_s is None:
+        return min(points, key=lambda p: p.objective)
+    ok = [p for p in points if p.deadline_s <= iteration_time_s * (1 + 1e-9)]
+    if not ok:
+        return None
+    # Energy at T' = C + P_b S T': least C wins.
+    return min(ok, key=lambda p: p.objective - pb_s * p.deadline_s)
