@@ -186,11 +186,22 @@ def plot_fig7(df: pd.DataFrame, path: str, title: str = "") -> str:
         "las+zeus": ("^", "C5"),
     }
     for name, (marker, color) in styles.items():
-        d = df[df["policy"] == name].sort_values("energy_j")
+        # PowerFlow points joined in eta order, baselines in clock order.
+        d = df[df["policy"] == name].sort_values("value")
         if d.empty:
             continue
         label = f"{name} (~{BASELINE_OF_PAPER[name]})" if name in BASELINE_OF_PAPER else name
         ax.plot(d["energy_j"] / 1e6, d["mean_jct_s"] / 3600, marker, color=color, label=label)
+        if name == "powerflow":
+            for _, row in d.iterrows():
+                ax.annotate(
+                    f"{row['value']:g}",
+                    (row["energy_j"] / 1e6, row["mean_jct_s"] / 3600),
+                    textcoords="offset points",
+                    xytext=(3, 3),
+                    fontsize=7,
+                    color=color,
+                )
     ax.set_xlabel("total energy (MJ)")
     ax.set_ylabel("mean JCT (h)")
     ax.set_title(title or "Mean JCT vs energy (simulated GPU, synthetic trace)", fontsize=9)

@@ -18,7 +18,8 @@ def _df():
         ("fifo", 130.0, 60.0),  # PowerFlow with <= 130 J: best 30 s -> 2.0x
         ("afs", 125.0, 27.0),  # 27 / 30 = 0.9x
     ]
-    return pd.DataFrame(rows, columns=["policy", "energy_j", "mean_jct_s"])
+    df = pd.DataFrame(rows, columns=["policy", "energy_j", "mean_jct_s"])
+    return df.assign(value=range(len(df)))
 
 
 def test_jct_ratios_by_hand():
