@@ -68,7 +68,8 @@ def main() -> None:
         f"(seed {args.seed})",
     )
     print(
-        f"\nwrote {out}/fig7.png, fig7.csv, ratios.csv, fit.csv in {time.perf_counter() - tick:.0f} s"
+        f"\nwrote {out}/fig7.png, fig7.csv, ratios.csv, fit.csv "
+        f"in {time.perf_counter() - tick:.0f} s"
     )
 
 

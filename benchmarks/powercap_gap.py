@@ -47,7 +47,8 @@ def main() -> None:
     print(t.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     opt = t[t["milp_termination"] == "optimal"]
     print(
-        f"\nsummary: {len(opt)}/{len(t)} MILP optimal; greedy gap mean {opt['gap_greedy'].mean():.4f}, "
+        f"\nsummary: {len(opt)}/{len(t)} MILP optimal; "
+        f"greedy gap mean {opt['gap_greedy'].mean():.4f}, "
         f"median {opt['gap_greedy'].median():.4f}, max {opt['gap_greedy'].max():.4f}, "
         f"min {opt['gap_greedy'].min():.4f}; greedy = optimum on "
         f"{int((opt['gap_greedy'] <= 1e-9).sum())} events; {time.perf_counter() - tick:.0f} s"
