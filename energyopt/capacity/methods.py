@@ -113,6 +113,19 @@ def solve_highs(
     if outcome.status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE):
         assignment = _milp.read_assignment(model, instance)
     proven = outcome.termination is TerminationReason.OPTIMAL and assignment is not None
+    solver_objective = outcome.objective
+    if assignment is not None and not proven and solver_objective is not None:
+        # An incumbent short of optimality may carry q_j above max(0, .) (CAP-8), so the
+        # solver's value may exceed f_OBJ of its schedule, never fall below it.
+        ev = evaluate(instance, assignment)
+        if ev.objective > solver_objective + max(
+            OBJECTIVE_ATOL_EUR, OBJECTIVE_RTOL * abs(ev.objective)
+        ):
+            raise EvaluationMismatchError(
+                f"highs: incumbent {solver_objective!r} EUR below the evaluator's "
+                f"{ev.objective!r} EUR for its schedule"
+            )
+        solver_objective = None
     return capacity_result(
         instance,
         "highs",
@@ -120,7 +133,7 @@ def solve_highs(
         termination=outcome.termination,
         proven_optimal=proven,
         bound=outcome.bound,
-        solver_objective=outcome.objective,
+        solver_objective=solver_objective,
         solver=outcome.solver,
         solver_version=outcome.solver_version,
         message=outcome.message,
