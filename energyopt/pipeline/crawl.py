@@ -47,10 +47,8 @@ from typing import Any
 import numpy as np
 
 from energyopt.core.instance import InstanceError
-from energyopt.core.result import FrontierPoint, Result
 from energyopt.pipeline.costmodels import COST_MODELS, TabulatedCost, tabulate
 from energyopt.pipeline.dag import CompactDag
-from energyopt.pipeline.evaluator import PemSolution, evaluate
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.maxflow import min_cut_with_lower_bounds
 
@@ -87,7 +85,9 @@ class _Model:
     def __init__(self, instance: PemInstance, tau_s: float, cost_model: str) -> None:
         tabs: dict[str, TabulatedCost] = {}
         for name, table in instance.tables.items():
-            tabs[name] = tabulate(table, instance.p_blocking_w, tau_s, cost_model, f"tables[{name!r}]")
+            tabs[name] = tabulate(
+                table, instance.p_blocking_w, tau_s, cost_model, f"tables[{name!r}]"
+            )
         self.tables = tabs
         names = sorted(tabs)
         which = {nm: k for k, nm in enumerate(names)}
@@ -390,7 +390,6 @@ def _finish_to_fastest(instance: PemInstance, dag: CompactDag, choice: np.ndarra
     n = dag.n
     t_all = instance.option_times
     e_eff = [instance.effective_energy(i) for i in range(n)]
-    fastest = [min(faster[c.table].values(), default=None) for c in instance.computations]
     t_min = dag.earliest_start([float(t_all[i].min()) for i in range(n)])[1]
     x = [int(k) for k in choice]
     rows: list[list[int]] = []
@@ -426,7 +425,7 @@ def _finish_to_fastest(instance: PemInstance, dag: CompactDag, choice: np.ndarra
             break
         side = cut.source_side
         moved = False
-        for j, i in enumerate(cidx):
+        for i in cidx:
             if side[2 * i] and not side[2 * i + 1]:
                 nxt = faster[tables[i]].get(x[i])
                 if nxt is not None:
@@ -435,5 +434,4 @@ def _finish_to_fastest(instance: PemInstance, dag: CompactDag, choice: np.ndarra
         if not moved:
             break
         rows.append(list(x))
-    del fastest
     return rows

@@ -145,7 +145,9 @@ def solve_envpipe(
     policy: str = "balanced",
 ) -> Result:
     """EnvPipe (EnvPipe 4.4): envelope at max clock, the rest at the energy valley, repaired."""
-    return _envpipe_result(instance, policy, "envpipe" if policy == "balanced" else "envpipe-greedy")
+    return _envpipe_result(
+        instance, policy, "envpipe" if policy == "balanced" else "envpipe-greedy"
+    )
 
 
 @register(FAMILY, "envpipe-greedy", exact=False, description="EnvPipe envelope planner, greedy")

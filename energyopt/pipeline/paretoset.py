@@ -67,7 +67,9 @@ def frontier_points(
     return tuple(pts)
 
 
-def batch_evaluate(instance: PemInstance, choices: np.ndarray, dag) -> tuple[np.ndarray, np.ndarray]:
+def batch_evaluate(
+    instance: PemInstance, choices: np.ndarray, dag
+) -> tuple[np.ndarray, np.ndarray]:
     """Makespans and energies (blocking up to the makespan) of many plans at once."""
     names = sorted(instance.tables)
     which = {nm: k for k, nm in enumerate(names)}

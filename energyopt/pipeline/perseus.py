@@ -72,7 +72,7 @@ def perseus_frontier(
         **trace.stats,
         "num_points": len(points),
         "num_energy_pareto_points": len(energy_pareto(points)),
-        "num_schedules": int(len(trace.choices)),
+        "num_schedules": len(trace.choices),
         "max_measured_minus_planned_s": float(over.max()) if over.size else 0.0,
         "source": instance.source,
     }
@@ -86,7 +86,9 @@ def perseus_frontier(
             extra=extra,
         )
     else:
-        res = pem_result(instance, method, pick.solution.choice, termination=termination, extra=extra)
+        res = pem_result(
+            instance, method, pick.solution.choice, termination=termination, extra=extra
+        )
     res = dataclasses.replace(
         res, frontier=points, runtime_s=time.perf_counter() - tick, message=stopped
     )

@@ -68,9 +68,7 @@ def zeus_per_stage_plans(instance: PemInstance) -> list[tuple[int, ...]]:
     S = instance.num_stages
     comps = instance.computations
     fwd = [[i for i, c in enumerate(comps) if c.stage == s and c.kind == FORWARD] for s in range(S)]
-    members = [
-        fwd[s] or [i for i, c in enumerate(comps) if c.stage == s] for s in range(S)
-    ]
+    members = [fwd[s] or [i for i, c in enumerate(comps) if c.stage == s] for s in range(S)]
     # Forward time of stage s at clock f: one forward computation's time (all
     # forwards of a stage share a table), or the stage total without forwards.
     ftime = np.zeros((S, len(clocks)))
@@ -116,7 +114,11 @@ def _sweep_result(instance: PemInstance, method: str, plans: list[tuple[int, ...
         )
     else:
         res = pem_result(
-            instance, method, pick.solution.choice, termination=TerminationReason.COMPLETED, extra=extra
+            instance,
+            method,
+            pick.solution.choice,
+            termination=TerminationReason.COMPLETED,
+            extra=extra,
         )
     return dataclasses.replace(res, frontier=points, runtime_s=time.perf_counter() - tick)
 
