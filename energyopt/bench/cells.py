@@ -285,7 +285,8 @@ def _run_forked(spec: dict[str, Any]) -> dict[str, Any]:
             pass  # the process died: see its exit code below
         proc.join()
         wall = time.perf_counter() - tick
-        if proc.exitcode != 0 or payload is None:
+        # A payload means the cell ran to its end; only without one does the exit matter.
+        if payload is None:
             return _record(spec, CRASHED, None, _crash_message(proc.exitcode, log_path), wall)
     except BaseException:
         # Ctrl-C or a cancelled Dask task: take the process down with us.
