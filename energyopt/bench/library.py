@@ -259,16 +259,17 @@ def update_index(root: str | Path, stores: Sequence[str | Path]) -> tuple[int, l
     Returns
     -------
     (int, list of str)
-        How many index rows improved, and contradictions (a proven bound above a
-        known objective: a bug in one of the two methods). With contradictions the
-        index is not written.
+        How many index rows improved, and contradictions: a proven bound above a
+        known objective, a bug in one of the two methods. The rows of contradicted
+        instances are left as they were; the others are written.
     """
     root = Path(root)
     rows = read_index(root)
     by_id: dict[tuple[str, str], list[dict[str, str]]] = {}
     for r in rows:
         by_id.setdefault((r["family"], r["instance_id"]), []).append(r)
-    changed: set[int] = set()
+    proposed = [dict(r) for r in rows]
+    index_of = {id(r): i for i, r in enumerate(rows)}
     for store_path in stores:
         with ResultsStore(store_path) as store:
             for cell in store.rows(
@@ -284,37 +285,39 @@ def update_index(root: str | Path, stores: Sequence[str | Path]) -> tuple[int, l
                 ]
             ):
                 for r in by_id.get((cell["family"], cell["instance_id"]), []):
+                    new = proposed[index_of[id(r)]]
                     run = f"{cell['run_id']}/seed={cell['seed']}"
                     if cell["status"] in ("optimal", "feasible") and cell["objective"] is not None:
-                        if _better(cell["objective"], r["best_objective"], smaller=True):
-                            r.update(
+                        if _better(cell["objective"], new["best_objective"], smaller=True):
+                            new.update(
                                 best_objective=repr(float(cell["objective"])),
                                 best_objective_method=cell["method"],
                                 best_objective_run=run,
                             )
-                            changed.add(id(r))
                     if cell["bound"] is not None and _better(
-                        cell["bound"], r["best_bound"], smaller=False
+                        cell["bound"], new["best_bound"], smaller=False
                     ):
-                        r.update(
+                        new.update(
                             best_bound=repr(float(cell["bound"])),
                             best_bound_method=cell["method"],
                             best_bound_run=run,
                         )
-                        changed.add(id(r))
-    conflicts = []
-    for r in rows:
-        if r["best_objective"] and r["best_bound"]:
-            obj, bnd = float(r["best_objective"]), float(r["best_bound"])
+    conflicts, changed = [], 0
+    for i, new in enumerate(proposed):
+        if new["best_objective"] and new["best_bound"]:
+            obj, bnd = float(new["best_objective"]), float(new["best_bound"])
             if bnd > obj + BOUND_RTOL * max(abs(obj), 1.0) + GAP_ABS_TOL:
                 conflicts.append(
-                    f"{r['file']}: proven bound {bnd!r} ({r['best_bound_method']}, "
-                    f"{r['best_bound_run']}) above objective {obj!r} "
-                    f"({r['best_objective_method']}, {r['best_objective_run']})"
+                    f"{new['file']}: proven bound {bnd!r} ({new['best_bound_method']}, "
+                    f"{new['best_bound_run']}) above objective {obj!r} "
+                    f"({new['best_objective_method']}, {new['best_objective_run']})"
                 )
-    if not conflicts:
-        write_index(root, rows)
-    return len(changed), conflicts
+                continue
+        if new != rows[i]:
+            rows[i] = new
+            changed += 1
+    write_index(root, rows)
+    return changed, conflicts
 
 
 def _better(value: Any, current: str, *, smaller: bool) -> bool:

@@ -45,3 +45,28 @@ def cli(*args: str, env: dict | None = None, **kw) -> subprocess.CompletedProces
         cwd=ROOT,
         **kw,
     )
+
+
+def fake_record(cell, objective, bound, status="feasible", termination="completed"):
+    """A stored result written by hand, to test the report's arithmetic and checks."""
+    return {
+        "key": cell.key,
+        "outcome": "finished",
+        "message": "",
+        "wall_s": 0.1,
+        "result": {
+            "family": cell.family,
+            "instance_id": cell.instance_id,
+            "method": cell.method,
+            "termination": termination,
+            "status": status,
+            "objective": objective,
+            "bound": bound,
+            "runtime_s": 0.05,
+            "solver": "python",
+            "solver_version": "",
+            "seed": 0,
+            "frontier": [],
+            "message": "",
+        },
+    }

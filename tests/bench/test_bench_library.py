@@ -120,3 +120,28 @@ def test_committed_library_matches_the_suites():
     (Some paper suites read ../shared/data, hence the skip without it.)
     """
     assert library.verify(ROOT / "instances") == []
+
+
+def test_update_index_leaves_contradicted_rows_alone(fake_suites, tmp_path):
+    from benchutil import fake_record
+
+    from energyopt.bench.cells import make_cell
+    from energyopt.bench.store import ResultsStore
+
+    root = tmp_path / "lib"
+    files = library.generate(root)
+    insts = tiny_instances(2)
+    store = tmp_path / "r.sqlite"
+    with ResultsStore(store, create=True) as db:
+        run = db.start_run(["test"], "local", 1)
+        for k, (obj, bnd) in enumerate([(10.0, 12.0), (10.0, 9.0)]):
+            for method, o, b in (("highs", None, bnd), ("bruteforce", obj, None)):
+                cell = make_cell(insts[k], method, seed=0, time_limit_s=1, suite="x", origin="x")
+                db.add_cell(cell.to_spec(), fake_record(cell, o, b), run)
+    changed, conflicts = library.update_index(root, [store])
+    assert changed == 1 and len(conflicts) == 1
+    assert files[0].file in conflicts[0] and "above objective 10.0" in conflicts[0]
+    rows = {r["file"]: r for r in library.read_index(root)}
+    assert rows[files[0].file]["best_bound"] == ""  # contradicted: unchanged
+    assert rows[files[1].file]["best_bound"] == "9.0"
+    assert rows[files[1].file]["best_objective"] == "10.0"

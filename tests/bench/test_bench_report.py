@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from benchutil import fake_record
 
 import energyopt
 from energyopt.bench.cells import make_cell
@@ -12,31 +13,6 @@ from energyopt.bench.report import build_report, make_report
 from energyopt.bench.runner import plan_cells, run_bench
 from energyopt.bench.store import ResultsStore
 from energyopt.pipeline import synthetic_instance
-
-
-def _fake_record(cell, objective, bound, status="feasible", termination="completed"):
-    """A stored result written by hand, to test the report's arithmetic and checks."""
-    return {
-        "key": cell.key,
-        "outcome": "finished",
-        "message": "",
-        "wall_s": 0.1,
-        "result": {
-            "family": cell.family,
-            "instance_id": cell.instance_id,
-            "method": cell.method,
-            "termination": termination,
-            "status": status,
-            "objective": objective,
-            "bound": bound,
-            "runtime_s": 0.05,
-            "solver": "python",
-            "solver_version": "",
-            "seed": 0,
-            "frontier": [],
-            "message": "",
-        },
-    }
 
 
 def test_gaps_against_the_best_bound_and_contradictions(tmp_path, instance_files):
@@ -48,9 +24,9 @@ def test_gaps_against_the_best_bound_and_contradictions(tmp_path, instance_files
     with ResultsStore(store, create=True) as db:
         run = db.start_run(["test"], "local", 1)
         # highs: 110 with bound 100; cpsat: 120 with bound 104; "bruteforce": 130, no bound.
-        db.add_cell(exact.to_spec(), _fake_record(exact, 110.0, 100.0), run)
-        db.add_cell(weak.to_spec(), _fake_record(weak, 120.0, 104.0), run)
-        db.add_cell(heur.to_spec(), _fake_record(heur, 130.0, None), run)
+        db.add_cell(exact.to_spec(), fake_record(exact, 110.0, 100.0), run)
+        db.add_cell(weak.to_spec(), fake_record(weak, 120.0, 104.0), run)
+        db.add_cell(heur.to_spec(), fake_record(heur, 130.0, None), run)
     report = build_report(store, plots=False)
     gaps = {c["method"]: c["gap_to_best_bound"] for c in report.cells}
     # Best bound 104: gaps (110-104)/110, (120-104)/120, (130-104)/130.
@@ -62,7 +38,7 @@ def test_gaps_against_the_best_bound_and_contradictions(tmp_path, instance_files
     # A method below a proven bound is a bug and must be reported as one.
     with ResultsStore(store) as db:
         bad = make_cell(inst, "exact-frontier", seed=0, time_limit_s=1, suite="file", origin="x")
-        db.add_cell(bad.to_spec(), _fake_record(bad, 103.0, None), run)
+        db.add_cell(bad.to_spec(), fake_record(bad, 103.0, None), run)
     report = build_report(store, plots=False)
     assert any("exact-frontier" in b and "below the best proven bound" in b for b in report.bugs)
 
