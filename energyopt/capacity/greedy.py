@@ -36,6 +36,7 @@ class _Config:
     g: int
     time_s: float
     cost_eur: float
+    tardiness_eur: float = 0.0  # w_j max(0, T_c + time_s - d_j)
 
 
 @dataclasses.dataclass
@@ -76,6 +77,11 @@ def _job_configs(
             n, g = job.running
             t = instance.remaining_time_s(j, n, g)
             confs.append(_Config(-1 - n, g, t, t * instance.cost_rate_eur_per_s(n, g)))
+        w = job.tardiness_weight_eur_per_s
+        confs = [
+            dataclasses.replace(c, tardiness_eur=w * max(0.0, now + c.time_s - job.due_s))
+            for c in confs
+        ]
         due = [c for c in confs if now + c.time_s < job.due_s]  # D_j (Alg. 1 line 8)
         if due:
             rule = sorted(due, key=lambda c: (c.cost_eur, c.time_s))
@@ -115,6 +121,39 @@ def _place(
     if not open_only and top >= g and levels[top]:
         return next(iter(levels[top]))
     return None
+
+
+def _suboptimal(
+    fallback: list[_Config],
+    free: list[int],
+    cap: list[int],
+    buckets: list[list[dict[int, None]]],
+) -> tuple[_Config, int] | None:
+    """ASSIGN_TO_SUBOPTIMAL: the first configuration of ``fallback`` that fits on an open
+    node, else the first that fits on a closed one; ``None`` when nothing fits.
+
+    One pass doing what ``_place(conf, True)`` then ``_place(conf, False)`` over the list
+    would do.
+    """
+    closed = None
+    for conf in fallback:
+        g = conf.g
+        if conf.cls < 0:
+            n = -1 - conf.cls
+            if free[n] >= g:
+                if free[n] < cap[n]:
+                    return conf, n
+                if closed is None:
+                    closed = (conf, n)
+            continue
+        levels = buckets[conf.cls]
+        top = len(levels) - 1
+        for f in range(g, top):
+            if levels[f]:
+                return conf, next(iter(levels[f]))
+        if closed is None and top >= g and levels[top]:
+            closed = (conf, next(iter(levels[top])))
+    return closed
 
 
 def randomized_greedy(
@@ -163,9 +202,14 @@ def randomized_greedy(
     cap = [node.num_gpus for node in instance.nodes]
     idle_w = [node.idle_power_w for node in instance.nodes]
     gpu_w = [node.gpu_power_w for node in instance.nodes]
-    keep_time = [
-        None if job.running is None else instance.remaining_time_s(j, *job.running)
-        for j, job in enumerate(jobs)
+    running = [job.running for job in jobs]
+    keep: list[_Config | None] = [None] * J
+    for j, (_, _, fallback) in enumerate(per_job):
+        for conf in fallback:
+            if conf.cls < 0:
+                keep[j] = conf
+    postpone_base = [
+        (beta * jobs[j].tardiness_weight_eur_per_s, now + rmin[j] - jobs[j].due_s) for j in range(J)
     ]
 
     best_assign: Assignment | None = None
@@ -195,37 +239,34 @@ def randomized_greedy(
                 pick = rule[0]
             conf, n = pick, _place(pick, False, free, cap, buckets)  # ASSIGN (Alg. 1 line 10)
             if n is None:  # ASSIGN_TO_SUBOPTIMAL (line 12)
-                for open_only in (True, False):
-                    for conf in fallback:
-                        n = _place(conf, open_only, free, cap, buckets)
-                        if n is not None:
-                            break
-                    if n is not None:
-                        break
-            if n is None:
-                continue  # nothing fits anywhere: postponed
+                found = _suboptimal(fallback, free, cap, buckets)
+                if found is None:
+                    continue  # nothing fits anywhere: postponed
+                conf, n = found
             g = conf.g
             c = of_node[n]
-            del buckets[c][free[n]][n]
-            free[n] -= g
-            buckets[c][free[n]][n] = None
-            assign[j] = (n, g)
-            # A class configuration on the job's own node with its own g is a "keep".
-            t = keep_time[j] if jobs[j].running == (n, g) else conf.time_s
-            if free[n] == cap[n] - g:  # the node opens
+            level = free[n]
+            del buckets[c][level][n]
+            free[n] = level - g
+            buckets[c][level - g][n] = None
+            a = (n, g)
+            assign[j] = a
+            if a == running[j]:  # a class configuration on its own node is a "keep"
+                conf = keep[j]
+            if level == cap[n]:  # the node opens
                 rate += idle_w[n]
             rate += g * gpu_w[n]
-            theta = min(theta, t)
-            job = jobs[j]
-            tardiness += job.tardiness_weight_eur_per_s * max(0.0, now + t - job.due_s)
+            if conf.time_s < theta:
+                theta = conf.time_s
+            tardiness += conf.tardiness_eur
         if theta == float("inf"):
             theta = instance.idle_horizon_s
         cost = theta * rate * price + tardiness
         for j in range(J):
             if assign[j] is None:
-                job = jobs[j]
-                late = now + theta + rmin[j] - job.due_s
-                cost += beta * job.tardiness_weight_eur_per_s * max(0.0, late)
+                bw, late = postpone_base[j]
+                if late + theta > 0:
+                    cost += bw * (late + theta)
         if cost < best_cost:  # Alg. 1 lines 18-20
             best_cost, best_assign = cost, tuple(assign)
             trace.improvements += 1

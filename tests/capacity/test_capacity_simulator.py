@@ -95,3 +95,21 @@ def test_generators_follow_the_paper_scales():
         assert t[1] < t[0] < 2 * t[1]
     with pytest.raises(ValueError, match="scenario"):
         scenario_cluster(10, scenario=3)
+
+
+def test_suites():
+    from energyopt.capacity import suite
+
+    smoke = suite("smoke")
+    assert len(smoke) == 8 and all("seed=" in p.source for p in smoke)
+    assert [p.instance_id for p in smoke] == [p.instance_id for p in suite("smoke")]
+    import energyopt
+
+    for p in smoke:
+        for m in energyopt.methods("capacity"):
+            assert energyopt.solve(p, m, seed=0).has_solution, (m, p.name)
+    paper = suite("paper")
+    assert len(paper) == 18 and {p.num_nodes for p in paper} == {10, 50, 100}
+    assert all(p.source.startswith("simulated") for p in paper)
+    with pytest.raises(ValueError, match="unknown suite"):
+        suite("huge")
