@@ -85,3 +85,21 @@ def test_time_limit_reports_a_bound_or_nothing():
     inst = random_point(3, 3, 4)
     r = energyopt.solve(inst, "highs", time_limit=5)
     assert r.bound is None or r.bound <= r.objective + 1e-9
+
+
+def test_scoring_catches_wrong_numbers(tiny_two_jobs):
+    from energyopt.capacity.methods import capacity_result
+    from energyopt.core.registry import EvaluationMismatchError
+
+    done = TerminationReason.COMPLETED
+    # Schedule (b) costs 0.030 EUR (conftest.two_jobs).
+    r = capacity_result(tiny_two_jobs, "t", ((0, 2), None), termination=done)
+    assert r.objective == pytest.approx(0.030)
+    with pytest.raises(EvaluationMismatchError, match="evaluator gives"):
+        capacity_result(
+            tiny_two_jobs, "t", ((0, 2), None), termination=done, solver_objective=0.029
+        )
+    with pytest.raises(EvaluationMismatchError, match="rejected"):
+        capacity_result(tiny_two_jobs, "t", ((0, 1), None), termination=done)  # j1 waits
+    with pytest.raises(EvaluationMismatchError, match="bound"):
+        capacity_result(tiny_two_jobs, "t", ((0, 2), None), termination=done, bound=0.031)
