@@ -48,9 +48,10 @@ import numpy as np
 
 from energyopt.core.instance import InstanceError
 from energyopt.pipeline.costmodels import COST_MODELS, TabulatedCost, tabulate
-from energyopt.pipeline.dag import CompactDag
+from energyopt.pipeline.dag import CompactDag, IntegerTimer
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.maxflow import min_cut_with_lower_bounds
+from energyopt.pipeline.maxflow import min_cut_one_flow, min_cut_with_lower_bounds
+from energyopt.pipeline.paretoset import batch_evaluate
 
 #: Crawls expected to run longer than this show a progress bar.
 PROGRESS_AFTER_S = 1.0
@@ -155,6 +156,7 @@ def crawl(
     time_limit: float | None = None,
     progress: bool | None = None,
     jump: bool = True,
+    flow: str = "one",
 ) -> CrawlTrace:
     """Run Algorithm 1 and return every schedule it visits, measured.
 
@@ -172,22 +174,30 @@ def crawl(
         Show a tqdm bar; ``None``: only when the crawl is expected to take > 1 s.
     jump
         Apply a repeated cut for several steps at once (``hull`` model only).
+    flow
+        ``"one"``: the minimum cut with lower bounds by one maximum flow
+        (:func:`~energyopt.pipeline.maxflow.min_cut_one_flow`, same cut);
+        ``"algorithm3"``: Perseus Algorithm 3 as printed (two maximum flows,
+        speed-up-only fallback when no feasible flow exists).
     """
     tick = time.perf_counter()
     _check_instance(instance, tau_s)
     if cost_model not in COST_MODELS:
         raise ValueError(f"cost_model = {cost_model!r}: expected one of {', '.join(COST_MODELS)}")
+    if flow not in ("one", "algorithm3"):
+        raise ValueError(f"flow = {flow!r}: expected 'one' or 'algorithm3'")
     model = _Model(instance, float(tau_s), cost_model)
     dag = CompactDag(instance)
     n = dag.n
+    timer = IntegerTimer(dag, model.d_max)
     d = model.d_max.copy()
-    d_fast = model.d_min.copy()
-    _, L0 = dag.earliest_start(d.tolist())
-    _, L_min = dag.earliest_start(d_fast.tolist())
-    expected_steps = int(L0 - L_min)
+    L0 = int((timer.earliest_start(d) + d).max())
+    L_min = int((timer.earliest_start(model.d_min) + model.d_min).max())
+    expected_steps = L0 - L_min
     stats: dict[str, Any] = {
         "tau_s": float(tau_s),
         "cost_model": cost_model,
+        "flow": flow,
         "infeasible_flow_steps": 0,
         "slowdown_reverted_steps": 0,
         "max_flow_calls": 0,
@@ -196,7 +206,7 @@ def crawl(
         "stopped": "",
     }
     rows: list[np.ndarray] = [d.copy()]
-    planned_T: list[int] = [int(L0)]
+    planned_T: list[int] = [L0]
     bar = None
     if progress or (progress is None and expected_steps * max(n, 1) > 3e5):
         from tqdm.auto import tqdm
@@ -205,27 +215,38 @@ def crawl(
     # AOA node ids: start(i) = 2i, end(i) = 2i + 1, source 2n, sink 2n + 1.
     comp_tail = 2 * np.arange(n)
     comp_head = comp_tail + 1
-    dep_tail = 2 * dag.edge_tail + 1
-    dep_head = 2 * dag.edge_head
-    L = int(L0)
-    es_l = None
+    et, eh = dag.edge_tail, dag.edge_head
+    dep_tail = 2 * et + 1
+    dep_head = 2 * eh
+    num_nodes, s_id, t_id = 2 * n + 2, 2 * n, 2 * n + 1
+    cut_fn = min_cut_one_flow if flow == "one" else min_cut_with_lower_bounds
+    L_prev = None
+    pending = None  # (durations before the last step, its speed-up-only durations)
     steps = 0
     try:
         while True:
+            es = timer.earliest_start(d)
+            ef = es + d
+            L = int(ef.max())
+            if pending is not None and L > L_prev - 1:
+                # The last step's slowdowns lengthened a near-critical path: take the
+                # step without them (shortens every critical path, lengthens nothing).
+                stats["slowdown_reverted_steps"] += 1
+                d = pending[1]
+                es = timer.earliest_start(d)
+                ef = es + d
+                L = int(ef.max())
+                rows[-1] = d.copy()
+                planned_T[-1] = L
+            pending = None
             if max_steps is not None and steps >= max_steps:
                 stats["stopped"] = f"max_steps={max_steps}"
                 break
             if time_limit is not None and time.perf_counter() - tick > time_limit:
                 stats["stopped"] = f"time_limit={time_limit}"
                 break
-            if es_l is None:
-                es_l, L = dag.earliest_start(d.tolist())
-            lf = np.asarray(dag.latest_finish(d.tolist(), L))
-            es = np.asarray(es_l)
-            ef = es + d
-            crit = ef == lf
+            crit = es + timer.tail(d) == L
             cidx = np.flatnonzero(crit)
-            et, eh = dag.edge_tail, dag.edge_head
             dmask = crit[et] & crit[eh] & (ef[et] == es[eh])
             src = cidx[es[cidx] == 0]
             snk = cidx[ef[cidx] == L]
@@ -233,28 +254,23 @@ def crawl(
             tk = model.table_of[cidx]
             lower_c = model.lower[tk, col]
             upper_c = model.upper[tk, col]
+            nd, ns, nk = int(dmask.sum()), len(src), len(snk)
             ct = np.concatenate(
-                [comp_tail[cidx], dep_tail[dmask], np.full(len(src), 2 * n), comp_head[snk]]
+                [comp_tail[cidx], dep_tail[dmask], np.full(ns, s_id), comp_head[snk]]
             )
-            ch = np.concatenate(
-                [comp_head[cidx], dep_head[dmask], 2 * src, np.full(len(snk), 2 * n + 1)]
-            )
-            m_extra = len(ct) - len(cidx)
-            lower = np.concatenate([lower_c, np.zeros(m_extra)])
-            upper = np.concatenate([upper_c, np.full(m_extra, math.inf)])
-            num_nodes, s_id, t_id = 2 * n + 2, 2 * n, 2 * n + 1
-            cut = min_cut_with_lower_bounds(num_nodes, ct, ch, lower, upper, s_id, t_id)
+            ch = np.concatenate([comp_head[cidx], dep_head[dmask], 2 * src, np.full(nk, t_id)])
+            lower = np.concatenate([lower_c, np.zeros(nd + ns + nk)])
+            upper = np.concatenate([upper_c, np.full(nd + ns + nk, math.inf)])
+            cut = cut_fn(num_nodes, ct, ch, lower, upper, s_id, t_id)
             stats["max_flow_calls"] += 1
             lower_used = True
             if cut.status == "infeasible":
                 stats["infeasible_flow_steps"] += 1
                 lower_used = False
-                cut = min_cut_with_lower_bounds(
-                    num_nodes, ct, ch, np.zeros_like(lower), upper, s_id, t_id
-                )
+                cut = cut_fn(num_nodes, ct, ch, np.zeros_like(lower), upper, s_id, t_id)
                 stats["max_flow_calls"] += 1
             if cut.status != "ok":
-                stats["stopped"] = stats["stopped"] or "no finite cut: fastest schedule reached"
+                stats["stopped"] = "no finite cut: fastest schedule reached"
                 break
             side = cut.source_side
             nc = len(cidx)
@@ -262,33 +278,30 @@ def crawl(
             bwd = ~side[ct[:nc]] & side[ch[:nc]]
             speed = cidx[fwd]
             slow = cidx[bwd] if lower_used else cidx[:0]
-            if len(speed) == 0 or np.any(~np.isfinite(upper_c[fwd])):
+            # A backward-cut computation already at its slowest saves nothing (l = 0).
+            slow = slow[d[slow] < model.d_max[slow]]
+            if len(speed) == 0:
                 stats["stopped"] = "no computation to speed up"
                 break
             stats["cuts"] += 1
             r = np.zeros(n, dtype=np.int64)
             r[speed] = -1
             r[slow] = 1
-            es_l, L1 = dag.earliest_start((d + r).tolist())
-            if L1 > L - 1:
-                stats["slowdown_reverted_steps"] += 1
-                r[slow] = 0
-                slow = slow[:0]
-                es_l, L1 = dag.earliest_start((d + r).tolist())
             reps = 1
-            if jump and cost_model == "hull" and L1 == L - 1:
-                reps = _repeat_steps(dag, model, d, r, speed, slow, L)
+            if jump and cost_model == "hull":
+                reps = _repeat_steps(timer, model, d, r, speed, slow, L)
                 if max_steps is not None:
-                    reps = min(reps, max_steps - steps)
+                    reps = max(1, min(reps, max_steps - steps))
+            if reps == 1 and len(slow):
+                r_fast = r.copy()
+                r_fast[slow] = 0
+                pending = (d, d + r_fast)
             for k in range(1, reps + 1):
                 rows.append(d + k * r)
-                planned_T.append(L - k if k < reps or reps > 1 else int(L1))
+                planned_T.append(L - k)
             d = d + reps * r
+            L_prev = L - reps + 1
             steps += reps
-            if reps > 1:
-                es_l = None
-            else:
-                L = int(L1)
             if bar is not None:
                 bar.update(min(reps, max(0, bar.total - bar.n)))
     finally:
@@ -303,28 +316,19 @@ def crawl(
             choices = np.vstack([choices, np.asarray(extra_rows)])
             planned_T += [-1] * len(extra_rows)
             D = np.vstack([D, np.repeat(D[-1:], len(extra_rows), axis=0)])
-    t_opt = np.zeros((len(instance.tables), max(len(t) for t in instance.tables.values())))
-    e_opt = np.zeros_like(t_opt)
-    names = sorted(instance.tables)
-    for k, nm in enumerate(names):
-        tb = instance.tables[nm]
-        t_opt[k, : len(tb)] = tb.time_s
-        e_opt[k, : len(tb)] = tb.energy_j
-    times = t_opt[model.table_of[None, :], choices]
-    energies = e_opt[model.table_of[None, :], choices]
-    T_meas = dag.makespans(times)
-    S, pb = instance.num_stages, instance.p_blocking_w
-    E_meas = energies.sum(axis=1) + pb * (S * T_meas - times.sum(axis=1))
+    T_meas, E_meas = batch_evaluate(instance, choices, dag)
+    pb, S = instance.p_blocking_w, instance.num_stages
     T_plan = np.asarray(planned_T, dtype=float) * tau_s
     T_plan[np.asarray(planned_T) < 0] = np.nan  # finishing steps have no planned time
-    E_plan = np.asarray([model.modelled_cost(row) for row in D]) + pb * S * T_plan
+    E_plan = model.cost[model.table_of[None, :], D - model.d_min[None, :]].sum(axis=1)
+    E_plan = E_plan + pb * S * T_plan
     stats["steps"] = steps
     stats["runtime_s"] = time.perf_counter() - tick
     return CrawlTrace(choices, T_plan, E_plan, T_meas, E_meas, stats)
 
 
 def _repeat_steps(
-    dag: CompactDag,
+    timer: IntegerTimer,
     model: _Model,
     d: np.ndarray,
     r: np.ndarray,
@@ -355,7 +359,8 @@ def _repeat_steps(
     cap = max(cap, 1)
 
     def ok(k: int) -> bool:
-        return dag.earliest_start((d + k * r).tolist())[1] == L - k
+        dk = d + k * r
+        return int((timer.earliest_start(dk) + dk).max()) == L - k
 
     if cap == 1 or ok(cap):
         return cap
@@ -383,55 +388,55 @@ def _finish_to_fastest(instance: PemInstance, dag: CompactDag, choice: np.ndarra
     """
     pb = instance.p_blocking_w
     names = sorted(instance.tables)
-    faster: dict[str, dict[int, int]] = {}
-    for nm in names:
-        keep, _ = instance.tables[nm].pareto(pb)  # fastest first
-        faster[nm] = {keep[j]: keep[j - 1] for j in range(1, len(keep))}
+    which = {nm: k for k, nm in enumerate(names)}
+    tab = np.asarray([which[c.table] for c in instance.computations])
+    W = max(len(t) for t in instance.tables.values())
+    Tm = np.zeros((len(names), W))
+    Em = np.zeros((len(names), W))
+    NF = np.full((len(names), W), -1, dtype=np.int64)  # next faster Pareto option
+    for k, nm in enumerate(names):
+        tb = instance.tables[nm]
+        Tm[k, : len(tb)] = tb.time_s
+        Em[k, : len(tb)] = np.asarray(tb.energy_j) - pb * np.asarray(tb.time_s)
+        keep, _ = tb.pareto(pb)  # fastest first
+        for j in range(1, len(keep)):
+            NF[k, keep[j]] = keep[j - 1]
     n = dag.n
-    t_all = instance.option_times
-    e_eff = [instance.effective_energy(i) for i in range(n)]
-    t_min = dag.earliest_start([float(t_all[i].min()) for i in range(n)])[1]
-    x = [int(k) for k in choice]
-    rows: list[list[int]] = []
-    tables = [c.table for c in instance.computations]
-    for _ in range(10 * n * max(len(t) for t in instance.tables.values())):
-        d = [float(t_all[i][x[i]]) for i in range(n)]
-        es_l, L = dag.earliest_start(d)
+    timer = IntegerTimer(dag, Tm[tab].max(axis=1))
+    t_min = float((timer.earliest_start(Tm[tab].min(axis=1)) + Tm[tab].min(axis=1)).max())
+    et, eh = dag.edge_tail, dag.edge_head
+    x = np.asarray(choice, dtype=np.int64).copy()
+    rows: list[np.ndarray] = []
+    for _ in range(int((NF >= 0).sum()) * n + 1):
+        t = Tm[tab, x]
+        es = timer.earliest_start(t)
+        ef = es + t
+        L = float(ef.max())
         if L <= t_min * (1 + 1e-12):
             break
         tol = 1e-9 * L
-        lf = np.asarray(dag.latest_finish(d, L))
-        es = np.asarray(es_l)
-        ef = es + np.asarray(d)
-        crit = ef >= lf - tol
+        crit = es + timer.tail(t) >= L - tol
         cidx = np.flatnonzero(crit)
-        et, eh = dag.edge_tail, dag.edge_head
         dmask = crit[et] & crit[eh] & (es[eh] - ef[et] <= tol)
         src = cidx[es[cidx] <= tol]
         snk = cidx[ef[cidx] >= L - tol]
-        cap = np.full(len(cidx), math.inf)
-        for j, i in enumerate(cidx):
-            nxt = faster[tables[i]].get(x[i])
-            if nxt is not None:
-                dt = t_all[i][x[i]] - t_all[i][nxt]
-                cap[j] = max(e_eff[i][nxt] - e_eff[i][x[i]], 0.0) / max(dt, 1e-12)
+        nf = NF[tab[cidx], x[cidx]]
+        has = nf >= 0
+        nxt = np.where(has, nf, x[cidx])
+        dt = np.maximum(t[cidx] - Tm[tab[cidx], nxt], 1e-12)
+        de = np.maximum(Em[tab[cidx], nxt] - Em[tab[cidx], x[cidx]], 0.0)
+        cap = np.where(has, de / dt, math.inf)
+        m = len(cidx)
         ct = np.concatenate([2 * cidx, 2 * et[dmask] + 1, np.full(len(src), 2 * n), 2 * snk + 1])
         ch = np.concatenate([2 * cidx + 1, 2 * eh[dmask], 2 * src, np.full(len(snk), 2 * n + 1)])
-        upper = np.concatenate([cap, np.full(len(ct) - len(cidx), math.inf)])
-        cut = min_cut_with_lower_bounds(
-            2 * n + 2, ct, ch, np.zeros(len(ct)), upper, 2 * n, 2 * n + 1
-        )
+        upper = np.concatenate([cap, np.full(len(ct) - m, math.inf)])
+        cut = min_cut_one_flow(2 * n + 2, ct, ch, np.zeros(len(ct)), upper, 2 * n, 2 * n + 1)
         if cut.status != "ok":
             break
         side = cut.source_side
-        moved = False
-        for i in cidx:
-            if side[2 * i] and not side[2 * i + 1]:
-                nxt = faster[tables[i]].get(x[i])
-                if nxt is not None:
-                    x[i] = nxt
-                    moved = True
-        if not moved:
+        move = side[ct[:m]] & ~side[ch[:m]] & has
+        if not move.any():
             break
-        rows.append(list(x))
+        x[cidx[move]] = nf[move]
+        rows.append(x.copy())
     return rows

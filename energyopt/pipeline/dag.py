@@ -26,8 +26,8 @@ class CompactDag:
         self.edge_head = np.asarray([b for _, b in instance.edges], dtype=np.int64)
 
     @functools.cached_property
-    def levels(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Per depth level: nodes, and their in-edges as (pred, position-in-level) arrays."""
+    def levels(self) -> list[tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]]:
+        """Per depth level: its nodes and, per predecessor slot j, (positions, preds)."""
         depth = [0] * self.n
         for v in self.order:
             depth[v] = max((depth[p] + 1 for p in self.preds[v]), default=0)
@@ -35,13 +35,12 @@ class CompactDag:
         out = []
         for lev in range(int(depth_arr.max()) + 1 if self.n else 0):
             nodes = np.flatnonzero(depth_arr == lev)
-            pos = {int(v): k for k, v in enumerate(nodes)}
-            pt, ph = [], []
-            for v in nodes:
-                for p in self.preds[int(v)]:
-                    pt.append(p)
-                    ph.append(pos[int(v)])
-            out.append((nodes, np.asarray(pt, dtype=np.int64), np.asarray(ph, dtype=np.int64)))
+            slots = []
+            for j in range(max(len(self.preds[int(v)]) for v in nodes)):
+                pos = [k for k, v in enumerate(nodes) if len(self.preds[int(v)]) > j]
+                prd = [self.preds[int(nodes[k])][j] for k in pos]
+                slots.append((np.asarray(pos, dtype=np.int64), np.asarray(prd, dtype=np.int64)))
+            out.append((nodes, slots))
         return out
 
     def earliest_start(self, d: list) -> tuple[list, object]:
@@ -74,14 +73,96 @@ class CompactDag:
             lf[v] = m
         return lf
 
-    def makespans(self, times: np.ndarray) -> np.ndarray:
+    def makespans(self, times: np.ndarray, chunk: int = 512) -> np.ndarray:
         """Makespan of each row of ``times`` (points x computations), level by level."""
         P = times.shape[0]
-        finish = np.zeros_like(times)
-        for nodes, pt, ph in self.levels:
-            start = np.zeros((P, len(nodes)))
-            if len(pt):
-                # max over in-edges, scattered onto the level's nodes
-                np.maximum.at(start, (slice(None), ph), finish[:, pt])
-            finish[:, nodes] = start + times[:, nodes]
-        return finish.max(axis=1) if self.n else np.zeros(P)
+        out = np.zeros(P)
+        for lo in range(0, P, chunk):
+            tt = times[lo : lo + chunk]
+            finish = np.zeros_like(tt)
+            for nodes, slots in self.levels:
+                start = np.zeros((tt.shape[0], len(nodes)))
+                for pos, prd in slots:
+                    start[:, pos] = np.maximum(start[:, pos], finish[:, prd])
+                finish[:, nodes] = start + tt[:, nodes]
+            out[lo : lo + chunk] = finish.max(axis=1) if self.n else 0.0
+        return out
+
+
+class IntegerTimer:
+    """Earliest starts and tail lengths for integer durations, by Dijkstra with potentials.
+
+    For durations ``d <= d_max`` the earliest starts ``pi`` under ``d_max`` are a
+    feasible potential: on every edge ``u -> v``, ``pi[v] - pi[u] - d[u] >= 0``. With
+    these non-negative reduced lengths, the shortest distance from a virtual
+    source is ``pi[v] - es[v]``, so SciPy's compiled Dijkstra gives the longest
+    paths of the DAG. The same trick on the reversed graph, with the tail lengths
+    under ``d_max`` as potential, gives for each computation the longest path from
+    its start to the end. Integer durations keep every value exact in floats.
+    """
+
+    def __init__(self, dag: CompactDag, d_max: np.ndarray) -> None:
+        from scipy.sparse import csr_array
+
+        n = dag.n
+        self.n = n
+        d_max = np.asarray(d_max)
+        es_max, _ = dag.earliest_start(d_max.tolist())
+        q = [0] * n  # longest path from the start of v to the end, under d_max
+        dm = d_max.tolist()
+        for v in reversed(dag.order):
+            q[v] = dm[v] + max((q[s] for s in dag.succs[v]), default=0)
+        self.pi = np.asarray(es_max, dtype=float)
+        self.q = np.asarray(q, dtype=float)
+        pi_ext = np.append(self.pi, 0.0)
+        q_ext = np.append(self.q, 0.0)
+        pairs = np.unique(np.stack([dag.edge_tail, dag.edge_head], axis=1), axis=0)
+        pairs = pairs.reshape(-1, 2)
+        roots = np.asarray([v for v in range(n) if not dag.preds[v]], dtype=np.int64)
+        leaves = np.asarray([v for v in range(n) if not dag.succs[v]], dtype=np.int64)
+
+        def graph(tail: np.ndarray, head: np.ndarray):
+            order = np.lexsort((head, tail))
+            tail, head = tail[order], head[order]
+            g = csr_array((np.ones(len(tail)), (tail, head)), shape=(n + 1, n + 1))
+            g.sort_indices()
+            return g, tail, head
+
+        self.fg, self.ft, self.fh = graph(
+            np.concatenate([pairs[:, 0], np.full(len(roots), n)]),
+            np.concatenate([pairs[:, 1], roots]),
+        )
+        self.fconst = pi_ext[self.fh] - pi_ext[self.ft]
+        self.rg, self.rt, self.rh = graph(
+            np.concatenate([pairs[:, 1], np.full(len(leaves), n)]),
+            np.concatenate([pairs[:, 0], leaves]),
+        )
+        self.rconst = q_ext[self.rh] - q_ext[self.rt]
+
+    def _nonneg(self, w: np.ndarray) -> np.ndarray:
+        # Float durations equal to their bound can round to -1e-17; anything
+        # larger means a duration above its bound, which the potentials forbid.
+        low = float(w.min(initial=0.0))
+        if low < 0:
+            if low < -1e-9 * (1.0 + float(self.pi.max(initial=0.0))):
+                raise ValueError("IntegerTimer: a duration exceeds the bound it was built for")
+            np.maximum(w, 0.0, out=w)
+        return w
+
+    def earliest_start(self, d: np.ndarray) -> np.ndarray:
+        """Earliest start of every computation (float array of integers)."""
+        from scipy.sparse.csgraph import dijkstra
+
+        d_ext = np.append(d, 0)
+        self.fg.data = self._nonneg(self.fconst - d_ext[self.ft])
+        dist = dijkstra(self.fg, directed=True, indices=self.n)
+        return self.pi - dist[: self.n]
+
+    def tail(self, d: np.ndarray) -> np.ndarray:
+        """Longest path from the start of every computation to the end (its own included)."""
+        from scipy.sparse.csgraph import dijkstra
+
+        d_ext = np.append(d, 0)
+        self.rg.data = self._nonneg(self.rconst - d_ext[self.rh])
+        dist = dijkstra(self.rg, directed=True, indices=self.n)
+        return self.q - dist[: self.n]

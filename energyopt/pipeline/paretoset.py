@@ -53,7 +53,6 @@ def frontier_points(
         raise ValueError(
             f"choices: shape {choices.shape}, expected (points, {instance.num_computations})"
         )
-    choices = np.unique(choices, axis=0)
     T, E = batch_evaluate(instance, choices, CompactDag(instance))
     C = E - instance.p_blocking_w * instance.num_stages * T
     pts = []
@@ -81,11 +80,17 @@ def batch_evaluate(
         tb = instance.tables[nm]
         t_opt[k, : len(tb)] = tb.time_s
         e_opt[k, : len(tb)] = tb.energy_j
-    times = t_opt[tab[None, :], choices]
-    energies = e_opt[tab[None, :], choices]
-    T = dag.makespans(times)
     S, pb = instance.num_stages, instance.p_blocking_w
-    return T, energies.sum(axis=1) + pb * (S * T - times.sum(axis=1))
+    T = np.zeros(len(choices))
+    E = np.zeros(len(choices))
+    for lo in range(0, len(choices), 512):  # chunks keep the matrices small
+        ch = choices[lo : lo + 512]
+        times = t_opt[tab[None, :], ch]
+        T[lo : lo + 512] = dag.makespans(times)
+        E[lo : lo + 512] = e_opt[tab[None, :], ch].sum(axis=1) + pb * (
+            S * T[lo : lo + 512] - times.sum(axis=1)
+        )
+    return T, E
 
 
 def energy_pareto(points: Sequence[FrontierPoint]) -> tuple[FrontierPoint, ...]:

@@ -276,6 +276,13 @@ def test_crawl_ends_at_the_fastest_iteration_time():
     assert len(idx) == len(res.frontier)
 
 
+def test_algorithm3_and_one_flow_give_the_same_frontier():
+    inst = synthetic_instance(3, 4, 6, seed=7)
+    a = crawl(inst, flow="one", progress=False)
+    b = crawl(inst, flow="algorithm3", progress=False)
+    np.testing.assert_allclose(np.sort(a.energy_j), np.sort(b.energy_j), rtol=1e-9)
+
+
 def test_jumps_give_the_same_frontier_as_unit_steps():
     inst = synthetic_instance(3, 5, 4, seed=4)
     a = crawl(inst, jump=True, progress=False)
@@ -321,7 +328,7 @@ def test_crawl_survives_infeasible_flows(monkeypatch):
 
     monkeypatch.setattr(crawl_module, "min_cut_with_lower_bounds", refuse_lower_bounds)
     inst = synthetic_instance(2, 3, 4, seed=0)
-    trace = crawl(inst, progress=False)
+    trace = crawl(inst, progress=False, flow="algorithm3")
     assert trace.stats["infeasible_flow_steps"] > 0
     assert trace.stats["stopped"].startswith("no finite cut")
     assert calls["n"] < 10 * trace.stats["expected_steps"] + 10
@@ -335,3 +342,30 @@ def test_progress_bar_and_limits(capsys):
     assert trace.stats["steps"] <= 3 and trace.stats["stopped"] == "max_steps=3"
     res = energyopt.solve(inst, "perseus", max_steps=3)
     assert res.termination.value == "iteration_limit"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_one_flow_cut_is_a_minimum_cut(seed):
+    from energyopt.pipeline.maxflow import min_cut_one_flow
+
+    rng = np.random.default_rng(100 + seed)
+    n = 6
+    pairs = sorted(
+        {(a, b) for a in range(n) for b in range(a + 1, n) if rng.random() < 0.6}
+        | {(0, 1), (n - 2, n - 1)}
+    )
+    tail = np.array([a for a, _ in pairs])
+    head = np.array([b for _, b in pairs])
+    upper = rng.uniform(1, 10, len(pairs))
+    upper[rng.random(len(pairs)) < 0.2] = math.inf
+    lower = np.where(rng.random(len(pairs)) < 0.5, rng.uniform(0, 6, len(pairs)), 0.0)
+    lower = np.minimum(lower, np.where(np.isfinite(upper), upper, lower))
+    cut = min_cut_one_flow(n, tail, head, lower, upper, 0, n - 1)
+    best = _brute_min_cut(n, tail, head, lower, upper, 0, n - 1)
+    if math.isinf(best):
+        assert cut.status == "infinite"
+    else:
+        # Also when no feasible flow exists (a negative minimum): one flow still finds it.
+        assert cut.status == "ok"
+        value = _cut_value(cut.source_side, tail, head, lower, upper)
+        assert value == pytest.approx(best, rel=1e-9, abs=1e-9)
