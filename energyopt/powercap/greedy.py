@@ -16,6 +16,7 @@ the job leaves that phase's queue, so the result is always feasible.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import math
 
 from energyopt.powercap.instance import JobOption, PowercapInstance
@@ -36,14 +37,16 @@ class _State:
         self.inst = inst
         self.n = [0] * len(inst.jobs)
         self.f = [inst.efficient_option(j).sm_clock_mhz for j in range(len(inst.jobs))]
-        self.clocks = [sorted({o.sm_clock_mhz for o in job.options}) for job in inst.jobs]
+        self.clocks = [job.clocks_mhz for job in inst.jobs]
+        self.index = [job.option_index for job in inst.jobs]
+        self.queued = [inst.queued_jct_s(j) for j in range(len(inst.jobs))]
 
     def option(self, j: int, n: int, f: int) -> JobOption | None:
-        return self.inst.jobs[j].option(n, f)
+        return self.index[j].get((n, f))
 
     def jct(self, j: int, n: int, f: int) -> float:
         if n == 0:
-            return self.inst.queued_jct_s(j)
+            return self.queued[j]
         return self.inst.jct_s(j, self.option(j, n, f))
 
     def energy(self, j: int, n: int, f: int) -> float:
@@ -65,6 +68,30 @@ class _State:
             sum(self.jct(j, self.n[j], self.f[j]) for j in jobs),
             sum(self.energy(j, self.n[j], self.f[j]) for j in jobs),
         )
+
+
+class _Queue:
+    """Max-priority queue of (key, job, payload); each job is in it at most once."""
+
+    def __init__(self, items):
+        self.heap = [(_neg(k), j, p) for k, j, p in (i for i in items if i is not None)]
+        heapq.heapify(self.heap)
+
+    def __bool__(self) -> bool:
+        return bool(self.heap)
+
+    def pop(self):
+        k, j, p = heapq.heappop(self.heap)
+        return j, (k, *p)
+
+    def push(self, item) -> None:
+        if item is not None:
+            k, j, p = item
+            heapq.heappush(self.heap, (_neg(k), j, p))
+
+
+def _neg(key: tuple) -> tuple:
+    return tuple(-v for v in key)
 
 
 def _priority(d_jct: float, d_energy: float, jct_tot: float, e_tot: float) -> tuple[int, float]:
@@ -107,6 +134,7 @@ def marginal_return_greedy(instance: PowercapInstance) -> GreedyOutcome:
     r = instance.gpus_per_node
     idle_w = instance.idle_power_w
     job_w = [st.option(j, st.n[j], st.f[j]).power_w if st.n[j] else 0.0 for j in jobs]
+    job_w_sum = sum(job_w)
     used = sum(st.n)
 
     def total_power(used_: int, job_w_sum: float) -> float:
@@ -124,7 +152,7 @@ def marginal_return_greedy(instance: PowercapInstance) -> GreedyOutcome:
         if key[0] < 0:
             return None
         # Ties (e.g. several queued jobs with free starts) go to the shortest job.
-        return (*key, -st.jct(j, n2, st.f[j]), -j), n2, o2, d_jct, d_e
+        return (*key, -st.jct(j, n2, st.f[j]), -j), j, (n2, o2, d_jct, d_e)
 
     def clock_key(j: int):
         higher = [c for c in st.clocks[j] if c > st.f[j]]
@@ -139,47 +167,33 @@ def marginal_return_greedy(instance: PowercapInstance) -> GreedyOutcome:
         key = _priority(d_jct, d_e, 1.0, 1.0)
         if key[0] < 0:
             return None
-        return (*key, -j), f2, o2, d_jct, d_e
+        return (*key, -j), j, (f2, o2, d_jct, d_e)
 
     gpu_steps = clock_steps = 0
     # Phase 1: GPU allocation (Algorithm 1, lines 10-20; Eq. 20).
-    keys = {j: gpu_key(j) for j in jobs}
-    keys = {j: k for j, k in keys.items() if k is not None}
-    while keys:
-        j = max(keys, key=lambda i: keys[i][0])
-        _, n2, o2, _, _ = keys[j]
+    queue = _Queue(gpu_key(j) for j in jobs)
+    while queue:
+        j, (_, n2, o2, _, _) = queue.pop()
         add = n2 - st.n[j]
-        w_new = sum(job_w) - job_w[j] + o2.power_w
+        w_new = job_w_sum - job_w[j] + o2.power_w
         if used + add > instance.num_gpus or total_power(used + add, w_new) > cap:
-            del keys[j]  # this step breaks the GPU count or the cap: the job leaves the queue
-            continue
+            continue  # this step breaks the GPU count or the cap: the job leaves the queue
         st.n[j] = n2
-        job_w[j] = o2.power_w
+        job_w[j], job_w_sum = o2.power_w, w_new
         used += add
         gpu_steps += 1
-        k = gpu_key(j)
-        if k is None:
-            del keys[j]
-        else:
-            keys[j] = k
+        queue.push(gpu_key(j))
     # Phase 2: clock raises by one hardware step (lines 21-30; Eq. 21).
-    keys = {j: clock_key(j) for j in jobs if st.n[j] > 0}
-    keys = {j: k for j, k in keys.items() if k is not None}
-    while keys:
-        j = max(keys, key=lambda i: keys[i][0])
-        _, f2, o2, _, _ = keys[j]
-        w_new = sum(job_w) - job_w[j] + o2.power_w
+    queue = _Queue(clock_key(j) for j in jobs if st.n[j] > 0)
+    while queue:
+        j, (_, f2, o2, _, _) = queue.pop()
+        w_new = job_w_sum - job_w[j] + o2.power_w
         if total_power(used, w_new) > cap:
-            del keys[j]
             continue
         st.f[j] = f2
-        job_w[j] = o2.power_w
+        job_w[j], job_w_sum = o2.power_w, w_new
         clock_steps += 1
-        k = clock_key(j)
-        if k is None:
-            del keys[j]
-        else:
-            keys[j] = k
+        queue.push(clock_key(j))
     config = tuple((st.n[j], st.f[j] if st.n[j] > 0 else 0) for j in jobs)
     assert all(math.isfinite(st.jct(j, st.n[j], st.f[j])) for j in jobs)
     return GreedyOutcome(config, gpu_steps, clock_steps)

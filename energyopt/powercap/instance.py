@@ -18,6 +18,45 @@ import numpy as np
 
 from energyopt.core.instance import InstanceBase, InstanceError, check, finite_nonneg
 
+#: Option tables already validated, by (id, G); the value keeps the tuple alive so that
+#: its id cannot be reused. The simulator shares one table per (workload, batch) across
+#: thousands of events; re-checking it each time dominated the run time.
+_CHECKED_TABLES: dict[tuple[int, int], tuple] = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class _TableFacts:
+    options: tuple
+    index: dict
+    has_one_gpu: bool
+    max_gpus: int
+    efficient: JobOption
+    clocks: tuple[int, ...]
+
+
+_FACTS: dict[int, _TableFacts] = {}
+
+
+def _facts(options: tuple) -> _TableFacts:
+    """Lookup index and summary of an option table, computed once per table object."""
+    f = _FACTS.get(id(options))
+    if f is not None and f.options is options:
+        return f
+    n_min = min(o.num_gpus for o in options)
+    pool = [o for o in options if o.num_gpus == n_min]
+    f = _TableFacts(
+        options,
+        {(o.num_gpus, o.sm_clock_mhz): o for o in options},
+        any(o.num_gpus == 1 for o in options),
+        max(o.num_gpus for o in options),
+        min(pool, key=lambda o: (o.energy_per_iter_j, -o.sm_clock_mhz)),
+        tuple(sorted({o.sm_clock_mhz for o in options})),
+    )
+    if len(_FACTS) > 20000:
+        _FACTS.clear()
+    _FACTS[id(options)] = f
+    return f
+
 
 def is_power_of_two(n: int) -> bool:
     return n >= 1 and (n & (n - 1)) == 0
@@ -66,11 +105,17 @@ class EventJob:
     global_batch_size: int = 0
 
     def option(self, num_gpus: int, sm_clock_mhz: int) -> JobOption | None:
-        return self._index.get((int(num_gpus), int(sm_clock_mhz)))
+        return _facts(self.options).index.get((num_gpus, sm_clock_mhz))
 
-    @functools.cached_property
-    def _index(self) -> dict[tuple[int, int], JobOption]:
-        return {(o.num_gpus, o.sm_clock_mhz): o for o in self.options}
+    @property
+    def option_index(self) -> dict[tuple[int, int], JobOption]:
+        """``(num_gpus, sm_clock_mhz) -> option`` (shared, do not modify)."""
+        return _facts(self.options).index
+
+    @property
+    def clocks_mhz(self) -> tuple[int, ...]:
+        """The job's supported clocks, ascending."""
+        return _facts(self.options).clocks
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -133,12 +178,7 @@ class PowercapInstance(InstanceBase):
 
     @functools.cached_property
     def _efficient(self) -> tuple[JobOption, ...]:
-        out = []
-        for job in self.jobs:
-            n_min = min(o.num_gpus for o in job.options)
-            pool = [o for o in job.options if o.num_gpus == n_min]
-            out.append(min(pool, key=lambda o: (o.energy_per_iter_j, -o.sm_clock_mhz)))
-        return tuple(out)
+        return tuple(_facts(job.options).efficient for job in self.jobs)
 
     def queued_jct_s(self, j: int) -> float:
         """PC-10: JCT of job ``j`` given no GPU now.
@@ -197,8 +237,11 @@ class PowercapInstance(InstanceBase):
                 f"job {job.name!r} needs more GPUs than the cluster has ({g})",
             )
             check(len(job.options) > 0, f"{f}.options", [], "no configuration")
-            seen = set()
-            for k, o in enumerate(job.options):
+            if _CHECKED_TABLES.get((id(job.options), g)) is job.options:
+                seen = None  # this very table was checked against this G before
+            else:
+                seen = set()
+            for k, o in enumerate(job.options if seen is not None else ()):
                 fo = f"{f}.options[{k}]"
                 check(
                     isinstance(o.num_gpus, int) and is_power_of_two(o.num_gpus),
@@ -218,16 +261,20 @@ class PowercapInstance(InstanceBase):
                 key = (o.num_gpus, o.sm_clock_mhz)
                 check(key not in seen, f"{fo}", key, "duplicate (num_gpus, sm_clock_mhz)")
                 seen.add(key)
-            usable = [o for o in job.options if o.num_gpus >= max(job.min_gpus, 1)]
+            if seen is not None:
+                if len(_CHECKED_TABLES) > 20000:
+                    _CHECKED_TABLES.clear()
+                _CHECKED_TABLES[(id(job.options), g)] = job.options
+            facts = _facts(job.options)
             check(
-                len(usable) > 0,
+                facts.max_gpus >= max(job.min_gpus, 1),
                 f"{f}.min_gpus",
                 job.min_gpus,
                 f"job {job.name!r} has no configuration with that many GPUs",
             )
             if job.min_gpus == 0:
                 check(
-                    any(o.num_gpus == 1 for o in job.options),
+                    facts.has_one_gpu,
                     f"{f}.options",
                     "...",
                     "a preemptible job needs a one-GPU configuration (its queued JCT, PC-10)",

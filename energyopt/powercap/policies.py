@@ -27,6 +27,7 @@ from energyopt.powercap.instance import (
     IterationModel,
     JobOption,
     PowercapInstance,
+    _facts,
     option_table,
 )
 from energyopt.powercap.simulator import ActiveJob, Cluster
@@ -47,10 +48,11 @@ class _Tables:
         return self.cache[(w, bs)]
 
     def get(self, w: str, bs: int, n: int, f: int) -> JobOption | None:
-        for o in self(w, bs):
-            if o.num_gpus == n and o.sm_clock_mhz == f:
-                return o
-        return None
+        return _facts(self(w, bs)).index.get((n, f))
+
+    def efficient(self, w: str, bs: int) -> JobOption:
+        """One-GPU option with the least energy per iteration (ties: higher clock)."""
+        return _facts(self(w, bs)).efficient
 
 
 def event_from_jobs(
@@ -70,8 +72,7 @@ def event_from_jobs(
     t_eff = []
     for a in jobs:
         opts = tables(a.workload, a.global_batch_size)
-        ones = [o for o in opts if o.num_gpus == 1]
-        eff = min(ones, key=lambda o: (o.energy_per_iter_j, -o.sm_clock_mhz))
+        eff = tables.efficient(a.workload, a.global_batch_size)
         t_eff.append(a.remaining_iterations * eff.iter_time_s)
         ev.append(
             EventJob(
