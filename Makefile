@@ -25,6 +25,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/pem_exact.py
+	$(BIN)/python benchmarks/tuning_replay.py --seeds 10
 
 clean:
 	rm -rf $(VENV) build *.egg-info
