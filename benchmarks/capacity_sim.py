@@ -37,8 +37,7 @@ def main() -> None:
     args = ap.parse_args()
     restart = not args.no_restart_loss
     print(
-        f"simulated; RG MaxIt = {args.max_it}; load {args.load}; restart from checkpoint: "
-        f"{restart}"
+        f"simulated; RG MaxIt = {args.max_it}; load {args.load}; restart from checkpoint: {restart}"
     )
     print()
     print(
