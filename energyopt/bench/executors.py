@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from energyopt.bench.cells import run_cell
+from energyopt.bench.cells import allow_cells, kill_running, run_cell
 
 
 class Handle(Protocol):
@@ -42,8 +42,12 @@ class LocalExecutor:
         self._runner = cell_runner
         self._lock = threading.Lock()
         self._running = 0
+        self._closed = False
+        allow_cells()
 
     def _run(self, spec: dict[str, Any]) -> dict[str, Any]:
+        if self._closed:
+            raise RuntimeError("executor closed")
         with self._lock:
             self._running += 1
         try:
@@ -59,7 +63,12 @@ class LocalExecutor:
         return self._running
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        # Normally nothing is running here; after Ctrl-C, stop the cells still running.
+        self._closed = True
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._running:
+            kill_running()
+        self._pool.shutdown(wait=True)
 
 
 class DaskExecutor:

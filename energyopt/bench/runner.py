@@ -14,7 +14,15 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from energyopt.bench.cells import CRASHED, DEFAULT_GRACE_S, FINISHED, KILLED, Cell, make_cell
+from energyopt.bench.cells import (
+    CRASHED,
+    DEFAULT_GRACE_S,
+    FINISHED,
+    KILLED,
+    Cell,
+    make_cell,
+    preload_families,
+)
 from energyopt.bench.executors import make_executor
 from energyopt.bench.families import families_with_suites, load_instance_file, suite_instances
 from energyopt.bench.store import ResultsStore
@@ -171,7 +179,8 @@ def run_bench(
     with ResultsStore(store, create=True) as db:
         stored = db.cell_outcomes()
         if retry_failed:
-            stored = {k: o for k, o in stored.items() if o == FINISHED}
+            failed_before = db.failed_keys()
+            stored = {k: o for k, o in stored.items() if k not in failed_before}
         todo = [c for c in cells if c.key not in stored]
         skipped = len(cells) - len(todo)
         run_id = db.start_run(argv if argv is not None else sys.argv, executor, jobs)
@@ -183,6 +192,7 @@ def run_bench(
         )
         done = failed = killed = 0
         if todo:
+            preload_families(c.family for c in todo)
             ex = make_executor(executor, jobs, scheduler)
             bar = _progress_bar(len(todo), skipped, progress)
             shown = ""

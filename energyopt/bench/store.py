@@ -225,6 +225,13 @@ class ResultsStore:
         """Cell key -> outcome, for every cell in the store."""
         return dict(self._db.execute("SELECT cell_key, outcome FROM cells"))
 
+    def failed_keys(self) -> set[str]:
+        """Keys of cells that did not finish, or whose method ended with an error."""
+        cur = self._db.execute(
+            "SELECT cell_key FROM cells WHERE outcome != 'finished' OR termination = 'error'"
+        )
+        return {r[0] for r in cur}
+
     def rows(self, columns: Iterable[str] | None = None) -> list[dict[str, Any]]:
         """Cells as dictionaries, ordered by key."""
         cols = ", ".join(columns) if columns else "*"

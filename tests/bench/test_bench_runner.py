@@ -79,3 +79,24 @@ def test_fresh_interpreter_and_forked_worker_agree(instance_files):
     assert forked["outcome"] == fresh["outcome"] == "finished"
     for field in ("objective", "bound", "status", "termination", "solution"):
         assert forked["result"][field] == fresh["result"][field]
+
+
+def test_failed_cells_are_retried_only_when_asked(tmp_path):
+    from energyopt.pipeline import synthetic_instance
+
+    # 10 clocks for each of 2 x 2 x 2 = 8 computations: 10^8 combinations, over the
+    # brute-force limit, so the method ends at once with termination 'error'.
+    path = tmp_path / "big.json"
+    synthetic_instance(2, 2, 10, seed=0).to_json(path)
+    store = tmp_path / "r.sqlite"
+    cells = plan_cells(files=[path], methods=["bruteforce"], time_limit_s=20)
+    first = run_bench(cells, store, progress=False)
+    assert (first.done, first.failed) == (1, 1)
+    again = run_bench(cells, store, progress=False)
+    assert (again.skipped, again.done) == (1, 0)
+    retry = run_bench(cells, store, retry_failed=True, progress=False)
+    assert (retry.skipped, retry.done, retry.failed) == (0, 1, 1)
+    with ResultsStore(store) as db:
+        (row,) = db.rows()
+        assert row["termination"] == "error" and "combinations" in row["message"]
+        assert len(db.runs()) == 3
