@@ -5,7 +5,9 @@
   backward), chosen to balance the stages' forward time: for a target forward
   time theta, every stage runs at its slowest clock whose forward time is at
   most theta; theta is swept over every stage forward time that some stage
-  reaches.
+  reaches. The sweep also holds Zeus' starting point, every GPU at its maximum
+  clock (balancing slows the non-bottleneck stages, which can lengthen the
+  iteration past the all-maximum time).
 
 Each sweep gives plans; the frontier keeps those not dominated (see
 :mod:`energyopt.pipeline.paretoset`) and the objective is the least energy at
@@ -78,7 +80,8 @@ def zeus_per_stage_plans(instance: PemInstance) -> list[tuple[int, ...]]:
             ftime[s, j] = sum(
                 instance.option_times[i][option_at_clock(instance.options(i), f)] for i in idx
             )
-    plans = []
+    # The sweep starts where Zeus starts: every GPU at its maximum clock (no balancing).
+    plans = [tuple(option_at_clock(instance.options(i), clocks[0]) for i in range(len(comps)))]
     active = [s for s in range(S) if members[s]]
     if not active:
         return zeus_global_plans(instance)

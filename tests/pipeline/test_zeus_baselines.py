@@ -43,17 +43,20 @@ def test_zeus_per_stage_by_hand():
     inst = two_stage_instance()
     # Forward times: s0 1 s / 2 s, s1 2 s / 3 s. The slowest stage's fastest is 2 s, so
     # theta in {2, 3}. theta = 2: s0 at 1000 (2 s), s1 at 1400 (2 s): T = 2 + 2 + 4 + 4 = 12 s,
-    # E = 6 + 20 + 40 + 12 = 78 J. theta = 3: both at 1000: T = 15 s, E = 63 J.
+    # E = 6 + 20 + 40 + 12 = 78 J. theta = 3: both at 1000: T = 15 s, E = 63 J. Plus the
+    # starting point, all at 1400: T = 9 s, E = 90 J.
     plans = zeus_per_stage_plans(inst)
-    assert len(plans) == 2
+    assert len(plans) == 3
     res = energyopt.solve(inst, "zeus-per-stage")
     assert [(p.deadline_s, p.objective) for p in res.frontier] == [
+        pytest.approx((9.0, 90.0)),
         pytest.approx((12.0, 78.0)),
         pytest.approx((15.0, 63.0)),
     ]
-    # With a 13 s deadline only theta = 2 meets it: 78 J of compute, P_b = 0.
+    # With a 13 s deadline theta = 2 is the best that meets it: 78 J (P_b = 0).
     assert energyopt.solve(inst.with_deadline(13.0), "zeus-per-stage").objective == 78.0
-    assert not energyopt.solve(inst.with_deadline(10.0), "zeus-per-stage").has_solution
+    assert energyopt.solve(inst.with_deadline(10.0), "zeus-per-stage").objective == 90.0
+    assert not energyopt.solve(inst.with_deadline(8.0), "zeus-per-stage").has_solution
 
 
 def test_option_at_clock_falls_back_to_the_next_faster_clock():
@@ -90,4 +93,4 @@ def test_zeus_per_stage_on_stage_without_forward():
     tables = {"x": OptionTable((1400, 1000), (1.0, 2.0), (5.0, 3.0))}
     comps = (Computation(0, "compute", 0, "x"), Computation(1, "compute", 0, "x"))
     inst = PemInstance(2, comps, ((0, 1),), tables, 1.0)
-    assert len(zeus_per_stage_plans(inst)) == 2
+    assert len(zeus_per_stage_plans(inst)) == 3  # all at 1400, theta = 1 s, theta = 2 s
