@@ -42,9 +42,9 @@ def main() -> None:
     print()
     print(
         "| scenario | N | J | method | energy EUR | total EUR | late jobs | RG saving % "
-        "| mean call ms | max call ms | moves |"
+        "| mean call ms | max call ms | moves | lost epochs |"
     )
-    print("|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for scenario in args.scenarios:
         for n in args.nodes:
             nodes = scenario_cluster(n, scenario)
@@ -78,7 +78,8 @@ def main() -> None:
                     f"| {statistics.mean(r.late_jobs for r in rs):.1f} | {saving} "
                     f"| {1e3 * statistics.mean(r.mean_optimizer_time_s for r in rs):.1f} "
                     f"| {1e3 * max(r.max_optimizer_time_s for r in rs):.1f} "
-                    f"| {statistics.mean(r.preemptions + r.migrations for r in rs):.0f} |",
+                    f"| {statistics.mean(r.preemptions + r.migrations for r in rs):.0f} "
+                    f"| {statistics.mean(r.lost_epochs for r in rs):.0f} |",
                     flush=True,
                 )
 

@@ -38,6 +38,8 @@ class SimulationReport:
     late_jobs: int
     preemptions: int
     migrations: int
+    lost_epochs: float = 0.0
+    """Epoch fractions thrown away by moves and preemptions (restart from checkpoint)."""
     points: list[CapacityInstance] = dataclasses.field(default_factory=list, repr=False)
     restart_from_checkpoint: bool = True
     source: str = "simulated: synthetic jobs and assumed node powers"
@@ -70,6 +72,7 @@ class SimulationReport:
             "max_call_s": self.max_optimizer_time_s,
             "preemptions": self.preemptions,
             "migrations": self.migrations,
+            "lost_epochs": self.lost_epochs,
             "restart_from_checkpoint": self.restart_from_checkpoint,
             "source": self.source,
         }
@@ -138,6 +141,7 @@ def simulate(
     nxt = 0
     energy = tardiness = 0.0
     calls, late, preemptions, migrations = 0, 0, 0, 0
+    lost = 0.0
     opt_times: list[float] = []
     points: list[CapacityInstance] = []
     for _ in range(max_events):
@@ -188,7 +192,9 @@ def simulate(
                 if a != s.running and s.running is not None:
                     # A move or a preemption restarts from the last epoch checkpoint.
                     if restart_from_checkpoint:
-                        s.remaining_epochs = float(math.ceil(s.remaining_epochs - EPOCH_TOL))
+                        restart = float(math.ceil(s.remaining_epochs - EPOCH_TOL))
+                        lost += restart - s.remaining_epochs
+                        s.remaining_epochs = restart
                     if a is None:
                         preemptions += 1
                     else:
@@ -238,6 +244,7 @@ def simulate(
         late_jobs=late,
         preemptions=preemptions,
         migrations=migrations,
+        lost_epochs=lost,
         points=points,
         restart_from_checkpoint=restart_from_checkpoint,
     )

@@ -41,6 +41,7 @@ def test_randomized_greedy_preempts():
     assert r.energy_cost_eur == pytest.approx(0.105)
     assert r.tardiness_cost_eur == 0.0 and r.late_jobs == 0
     assert r.preemptions == 1 and r.calls == 3  # arrivals at 0 and 150, B's end at 250
+    assert r.lost_epochs == pytest.approx(0.5)  # A had run half of its second epoch
     assert "simulated" in r.source
 
 
@@ -61,6 +62,7 @@ def test_without_checkpoint_loss():
     )
     assert r.makespan_s == pytest.approx(300.0)
     assert r.energy_cost_eur == pytest.approx(0.090)
+    assert r.lost_epochs == 0.0
 
 
 def test_small_scenario_is_deterministic_and_complete():
