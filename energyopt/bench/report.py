@@ -12,6 +12,7 @@ import base64
 import html
 import io
 import math
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,11 @@ def build_report(store_path: str | Path, *, plots: bool = True) -> Report:
     if plots:
         report.plots = _plots(frontiers)
     return report
+
+
+def _short(message: Any, limit: int = 240) -> str:
+    text = " ".join(str(message or "").split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _solved(c: dict[str, Any]) -> bool:
@@ -149,7 +155,12 @@ def _plots(
 ) -> dict[str, bytes]:
     if not frontiers:
         return {}
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        # Plots are optional (pip install energyopt[plot]); the tables do not need them.
+        print("energyopt report: matplotlib not installed, no frontier plots", file=sys.stderr)
+        return {}
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -287,7 +298,7 @@ def write_report(report: Report, out_dir: str | Path, *, store_name: str = "") -
         md += ["## Failed cells", ""]
         md += [
             f"- {c['family']} {c['instance_name'] or c['instance_id']} {c['method']} "
-            f"seed {c['seed']}: {c['outcome']}: {c['message']}"
+            f"seed {c['seed']}: {c['outcome']}: {_short(c['message'])}"
             for c in failures
         ]
         md.append("")
@@ -323,7 +334,7 @@ def write_report(report: Report, out_dir: str | Path, *, store_name: str = "") -
         h += [
             f"<li>{html.escape(c['family'])} {html.escape(c['instance_name'] or c['instance_id'])} "
             f"{html.escape(c['method'])} seed {c['seed']}: {html.escape(c['outcome'])}: "
-            f"{html.escape(str(c['message']))}</li>"
+            f"{html.escape(_short(c['message']))}</li>"
             for c in failures
         ]
         h.append("</ul>")
