@@ -49,7 +49,7 @@ def register(sub: Any) -> None:
         type=float,
         default=DEFAULT_GRACE_S,
         help="seconds a cell may run past its time limit before it is killed "
-        f"(default {DEFAULT_GRACE_S:g}; start-up and model building count)",
+        f"(default {DEFAULT_GRACE_S:g}; counted once the cell's process has loaded its instance)",
     )
     p.add_argument("--jobs", "-j", type=int, default=1, help="cells at the same time")
     p.add_argument("--store", required=True, help="SQLite results store (created if missing)")
