@@ -141,14 +141,32 @@ def tabulate(
     tau_s: float,
     model: str = "hull",
     where: str = "table",
+    rounding: str = "up",
 ) -> TabulatedCost:
-    """The cost model of ``table`` on the integer grid of ``tau_s`` (see module doc)."""
+    """The cost model of ``table`` on the integer grid of ``tau_s`` (see module doc).
+
+    ``rounding="up"`` (default, Perseus 4.3): grid durations are measured times
+    rounded up, and a plan runs the slowest option whose measured time fits, so
+    measured times never exceed planned ones. ``"down"`` (what ``lowtime``
+    does): option times are rounded down to the grid (of options sharing a grid
+    time the fastest is kept) and a plan runs the slowest option whose rounded
+    time fits, so a measured time can exceed its plan by less than tau.
+    """
     if model not in COST_MODELS:
         raise ValueError(f"cost_model = {model!r}: expected one of {', '.join(COST_MODELS)}")
+    if rounding not in ("up", "down"):
+        raise ValueError(f"rounding = {rounding!r}: expected 'up' or 'down'")
     t, e, idx = pareto_points(table, p_blocking_w, where)
     # Pareto points come fastest first with strictly decreasing effective energy.
-    d_min = math.ceil(t[0] / tau_s - 1e-9)
-    d_max = max(d_min, math.ceil(t[-1] / tau_s - 1e-9))
+    if rounding == "down":
+        q = np.floor(t / tau_s + 1e-9)
+        first = np.concatenate([[True], q[1:] != q[:-1]])  # fastest of each grid time
+        t, e, idx = q[first] * tau_s, e[first], idx[first]
+        d_min = int(q[0])
+        d_max = int(q[first][-1])
+    else:
+        d_min = math.ceil(t[0] / tau_s - 1e-9)
+        d_max = max(d_min, math.ceil(t[-1] / tau_s - 1e-9))
     grid_s = np.arange(d_min, d_max + 1) * tau_s
     fit: tuple[float, ...] = ()
     if model == "hull" or len(t) == 1:

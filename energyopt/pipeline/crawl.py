@@ -83,11 +83,13 @@ class CrawlTrace:
 class _Model:
     """Per-computation views of the tabulated cost models."""
 
-    def __init__(self, instance: PemInstance, tau_s: float, cost_model: str) -> None:
+    def __init__(
+        self, instance: PemInstance, tau_s: float, cost_model: str, rounding: str = "up"
+    ) -> None:
         tabs: dict[str, TabulatedCost] = {}
         for name, table in instance.tables.items():
             tabs[name] = tabulate(
-                table, instance.p_blocking_w, tau_s, cost_model, f"tables[{name!r}]"
+                table, instance.p_blocking_w, tau_s, cost_model, f"tables[{name!r}]", rounding
             )
         self.tables = tabs
         names = sorted(tabs)
@@ -157,6 +159,7 @@ def crawl(
     progress: bool | None = None,
     jump: bool = True,
     flow: str = "one",
+    rounding: str = "down",
 ) -> CrawlTrace:
     """Run Algorithm 1 and return every schedule it visits, measured.
 
@@ -179,6 +182,11 @@ def crawl(
         (:func:`~energyopt.pipeline.maxflow.min_cut_one_flow`, same cut);
         ``"algorithm3"``: Perseus Algorithm 3 as printed (two maximum flows,
         speed-up-only fallback when no feasible flow exists).
+    rounding
+        ``"down"`` (as ``lowtime``; default) or ``"up"`` (Perseus 4.3 read
+        literally): how measured times map to the grid of tau (see
+        :func:`~energyopt.pipeline.costmodels.tabulate`). Either way every plan is
+        scored with its measured times; ``"down"`` gave the better frontiers here.
     """
     tick = time.perf_counter()
     _check_instance(instance, tau_s)
@@ -186,7 +194,7 @@ def crawl(
         raise ValueError(f"cost_model = {cost_model!r}: expected one of {', '.join(COST_MODELS)}")
     if flow not in ("one", "algorithm3"):
         raise ValueError(f"flow = {flow!r}: expected 'one' or 'algorithm3'")
-    model = _Model(instance, float(tau_s), cost_model)
+    model = _Model(instance, float(tau_s), cost_model, rounding)
     dag = CompactDag(instance)
     n = dag.n
     timer = IntegerTimer(dag, model.d_max)
@@ -198,6 +206,7 @@ def crawl(
         "tau_s": float(tau_s),
         "cost_model": cost_model,
         "flow": flow,
+        "rounding": rounding,
         "infeasible_flow_steps": 0,
         "slowdown_reverted_steps": 0,
         "max_flow_calls": 0,
@@ -394,6 +403,7 @@ def _finish_to_fastest(instance: PemInstance, dag: CompactDag, choice: np.ndarra
     Tm = np.zeros((len(names), W))
     Em = np.zeros((len(names), W))
     NF = np.full((len(names), W), -1, dtype=np.int64)  # next faster Pareto option
+    NS = np.full((len(names), W), -1, dtype=np.int64)  # next slower Pareto option
     for k, nm in enumerate(names):
         tb = instance.tables[nm]
         Tm[k, : len(tb)] = tb.time_s
@@ -401,6 +411,7 @@ def _finish_to_fastest(instance: PemInstance, dag: CompactDag, choice: np.ndarra
         keep, _ = tb.pareto(pb)  # fastest first
         for j in range(1, len(keep)):
             NF[k, keep[j]] = keep[j - 1]
+            NS[k, keep[j - 1]] = keep[j]
     n = dag.n
     timer = IntegerTimer(dag, Tm[tab].max(axis=1))
     t_min = float((timer.earliest_start(Tm[tab].min(axis=1)) + Tm[tab].min(axis=1)).max())
@@ -420,23 +431,40 @@ def _finish_to_fastest(instance: PemInstance, dag: CompactDag, choice: np.ndarra
         dmask = crit[et] & crit[eh] & (es[eh] - ef[et] <= tol)
         src = cidx[es[cidx] <= tol]
         snk = cidx[ef[cidx] >= L - tol]
-        nf = NF[tab[cidx], x[cidx]]
+        xc, tc = x[cidx], tab[cidx]
+        nf = NF[tc, xc]
         has = nf >= 0
-        nxt = np.where(has, nf, x[cidx])
-        dt = np.maximum(t[cidx] - Tm[tab[cidx], nxt], 1e-12)
-        de = np.maximum(Em[tab[cidx], nxt] - Em[tab[cidx], x[cidx]], 0.0)
+        nxt = np.where(has, nf, xc)
+        dt = np.maximum(t[cidx] - Tm[tc, nxt], 1e-12)
+        de = np.maximum(Em[tc, nxt] - Em[tc, xc], 0.0)
         cap = np.where(has, de / dt, math.inf)
+        # Slowing a computation down one option saves energy at this rate (Eq. 8's e-).
+        ns = NS[tc, xc]
+        slower = ns >= 0
+        prv = np.where(slower, ns, xc)
+        dts = np.maximum(Tm[tc, prv] - t[cidx], 1e-12)
+        low = np.where(slower, np.maximum(Em[tc, xc] - Em[tc, prv], 0.0) / dts, 0.0)
+        low = np.minimum(low, cap)
         m = len(cidx)
         ct = np.concatenate([2 * cidx, 2 * et[dmask] + 1, np.full(len(src), 2 * n), 2 * snk + 1])
         ch = np.concatenate([2 * cidx + 1, 2 * eh[dmask], 2 * src, np.full(len(snk), 2 * n + 1)])
         upper = np.concatenate([cap, np.full(len(ct) - m, math.inf)])
-        cut = min_cut_one_flow(2 * n + 2, ct, ch, np.zeros(len(ct)), upper, 2 * n, 2 * n + 1)
+        lower = np.concatenate([low, np.zeros(len(ct) - m)])
+        cut = min_cut_one_flow(2 * n + 2, ct, ch, lower, upper, 2 * n, 2 * n + 1)
         if cut.status != "ok":
             break
         side = cut.source_side
         move = side[ct[:m]] & ~side[ch[:m]] & has
+        back = ~side[ct[:m]] & side[ch[:m]] & slower & (low > 0)
         if not move.any():
             break
-        x[cidx[move]] = nf[move]
+        x_new = x.copy()
+        x_new[cidx[move]] = nf[move]
+        x_new[cidx[back]] = ns[back]
+        if back.any():
+            t_new = Tm[tab, x_new]
+            if float((timer.earliest_start(t_new) + t_new).max()) >= L * (1 - 1e-12):
+                x_new[cidx[back]] = xc[back]  # the slowdowns undid the gain: speed-ups only
+        x = x_new
         rows.append(x.copy())
     return rows

@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import time
 
+import numpy as np
+
 from energyopt.core.registry import register
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
@@ -33,6 +35,7 @@ def perseus_frontier(
     progress: bool | None = None,
     verify: bool = True,
     jump: bool = True,
+    rounding: str = "down",
 ) -> Result:
     """Crawl, score and filter; the Result's objective is at the instance's deadline.
 
@@ -43,15 +46,49 @@ def perseus_frontier(
     largest gap between a planned and a measured iteration time.
     """
     tick = time.perf_counter()
-    trace = crawl(
-        instance,
-        tau_s=tau_s,
-        cost_model=cost_model,
-        time_limit=time_limit,
-        max_steps=max_steps,
-        progress=progress,
-        jump=jump,
-    )
+    if rounding not in ("up", "down", "both"):
+        raise ValueError(f"rounding = {rounding!r}: expected 'up', 'down' or 'both'")
+    if cost_model not in ("hull", "exponential", "both"):
+        raise ValueError(f"cost_model = {cost_model!r}: expected 'hull', 'exponential' or 'both'")
+    runs = [
+        (cm, rd)
+        for cm in (("hull", "exponential") if cost_model == "both" else (cost_model,))
+        for rd in (("down", "up") if rounding == "both" else (rounding,))
+    ]
+    traces = [
+        crawl(
+            instance,
+            tau_s=tau_s,
+            cost_model=cm,
+            time_limit=time_limit,
+            max_steps=max_steps,
+            progress=progress,
+            jump=jump,
+            rounding=rd,
+        )
+        for cm, rd in runs
+    ]
+    trace = traces[0]
+    if len(traces) > 1:
+        # The union of the crawls' plans: the frontier keeps the best of each.
+        trace = dataclasses.replace(
+            trace,
+            choices=np.vstack([t.choices for t in traces]),
+            planned_time_s=np.concatenate([t.planned_time_s for t in traces]),
+            planned_energy_j=np.concatenate([t.planned_energy_j for t in traces]),
+            time_s=np.concatenate([t.time_s for t in traces]),
+            energy_j=np.concatenate([t.energy_j for t in traces]),
+            stats={
+                **trace.stats,
+                "cost_model": cost_model,
+                "rounding": rounding,
+                "steps": sum(t.stats["steps"] for t in traces),
+                "runs": [
+                    {"cost_model": cm, "rounding": rd, "steps": t.stats["steps"]}
+                    for (cm, rd), t in zip(runs, traces)
+                ],
+            },
+        )
     points = frontier_points(instance, trace.choices, verify=verify)
     pick = best_at(instance, points, instance.deadline_s)
     stopped = trace.stats["stopped"]
@@ -63,8 +100,6 @@ def perseus_frontier(
         if early
         else TerminationReason.COMPLETED
     )
-    import numpy as np
-
     planned = trace.planned_time_s
     has_plan = np.isfinite(planned)
     over = trace.time_s[has_plan] - planned[has_plan]
@@ -114,6 +149,7 @@ def solve_perseus(
     max_steps: int | None = None,
     progress: bool | None = None,
     verify: bool = True,
+    rounding: str = "down",
 ) -> Result:
     """Perseus frontier crawl; objective = least energy at the deadline (Eq. 2 lookup)."""
     return perseus_frontier(
@@ -125,6 +161,7 @@ def solve_perseus(
         max_steps=max_steps,
         progress=progress,
         verify=verify,
+        rounding=rounding,
     )
 
 
@@ -144,6 +181,7 @@ def solve_perseus_exponential(
     max_steps: int | None = None,
     progress: bool | None = None,
     verify: bool = True,
+    rounding: str = "down",
 ) -> Result:
     """Perseus crawl with the exponential cost model of Appendix D."""
     return perseus_frontier(
@@ -155,4 +193,5 @@ def solve_perseus_exponential(
         max_steps=max_steps,
         progress=progress,
         verify=verify,
+        rounding=rounding,
     )

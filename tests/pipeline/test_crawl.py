@@ -252,14 +252,14 @@ def test_crawl_close_to_exact_frontier_on_synthetic_pipeline():
 
 def test_batch_evaluation_matches_evaluator():
     inst = synthetic_instance(3, 4, 5, seed=2)
-    trace = crawl(inst, progress=False)
+    trace = crawl(inst, progress=False, rounding="up")
     T, E = batch_evaluate(inst, trace.choices, CompactDag(inst))
     np.testing.assert_allclose(T, trace.time_s)
     for k in range(0, len(trace.choices), 7):
         ev = evaluate(inst, PemSolution(tuple(int(x) for x in trace.choices[k])), None)
         assert ev.iteration_time_s == pytest.approx(T[k], rel=1e-12)
         assert ev.energy_j == pytest.approx(E[k], rel=1e-12)
-    # Measured times never exceed the planned ones (plans are rounded up to tau).
+    # Rounding up: measured times never exceed the planned ones.
     planned = trace.planned_time_s
     ok = np.isfinite(planned)
     assert np.all(trace.time_s[ok] <= planned[ok] + 1e-12)
@@ -369,3 +369,27 @@ def test_one_flow_cut_is_a_minimum_cut(seed):
         assert cut.status == "ok"
         value = _cut_value(cut.source_side, tail, head, lower, upper)
         assert value == pytest.approx(best, rel=1e-9, abs=1e-9)
+
+
+def test_rounding_down_tabulation():
+    # tau = 0.4 s on the hull table: times 1, 2, 2.5, 3, 4 round down to 2, 5, 6, 7, 10 units.
+    tab = tabulate(hull_table(), 0.0, 0.4, "hull", rounding="down")
+    assert (tab.d_min, tab.d_max) == (2, 10)
+    # A plan of 5 units (2.0 s) runs option 1 (2.0 s); 6 units (2.4 s) runs option 2 (2.5 s,
+    # rounded to 2.4 s): a measured time may exceed its plan by less than tau.
+    assert tab.option_at[5 - 2] == 1 and tab.option_at[6 - 2] == 2
+    with pytest.raises(ValueError, match="rounding"):
+        tabulate(hull_table(), 0.0, 0.4, "hull", rounding="sideways")
+
+
+def test_union_of_crawls_is_at_least_as_good_as_each():
+    inst = synthetic_instance(3, 5, 6, seed=8)
+    both = energyopt.solve(inst, "perseus", cost_model="both", rounding="both")
+    assert len(both.extra["runs"]) == 4
+    for cm in ("hull", "exponential"):
+        for rd in ("up", "down"):
+            one = energyopt.solve(inst, "perseus", cost_model=cm, rounding=rd)
+            for p in one.frontier:
+                best = energyopt.pipeline.best_at(inst, both.frontier, p.deadline_s)
+                at = best.objective + 80.0 * 3 * (p.deadline_s - best.deadline_s)
+                assert at <= p.objective * (1 + 1e-12)
