@@ -36,6 +36,8 @@ class Report:
     plots: dict[str, bytes] = field(default_factory=dict)
     """File name -> PNG bytes."""
     runs: list[dict[str, Any]] = field(default_factory=list)
+    sources: dict[str, list[str]] = field(default_factory=dict)
+    """Family -> where its instances come from (``source`` fields: simulated or measured)."""
 
 
 def build_report(store_path: str | Path, *, plots: bool = True) -> Report:
@@ -43,6 +45,7 @@ def build_report(store_path: str | Path, *, plots: bool = True) -> Report:
     with ResultsStore(store_path) as store:
         cells = store.rows()
         runs = store.runs()
+        sources = store.instance_sources()
         frontiers = _frontiers(store) if plots else {}
     # Best proven bound and best objective per instance, across all methods and seeds.
     best_bound: dict[tuple[str, str], float] = {}
@@ -74,7 +77,9 @@ def build_report(store_path: str | Path, *, plots: bool = True) -> Report:
                 f"objective {best_obj[k]!r}"
             )
     summary = _summary(cells)
-    report = Report(cells=cells, summary=summary, bugs=sorted(set(bugs)), runs=runs)
+    report = Report(
+        cells=cells, summary=summary, bugs=sorted(set(bugs)), runs=runs, sources=sources
+    )
     if plots:
         report.plots = _plots(frontiers)
     return report
@@ -267,6 +272,14 @@ _INTRO = (
 )
 
 
+def _source_lines(sources: list[str], limit: int = 8) -> list[str]:
+    """Markdown bullets: where the instances come from (at most ``limit`` distinct)."""
+    lines = [f"- instance source: {_short(src, 200)}" for src in sources[:limit]]
+    if len(sources) > limit:
+        lines.append(f"- ... and {len(sources) - limit} more sources")
+    return lines
+
+
 def write_report(report: Report, out_dir: str | Path, *, store_name: str = "") -> dict[str, Path]:
     """Write ``summary.md``, ``index.html`` (plots embedded), ``cells.csv``, ``plots/*.png``."""
     import csv
@@ -283,7 +296,9 @@ def write_report(report: Report, out_dir: str | Path, *, store_name: str = "") -
     if report.bugs:
         md += ["## Contradictions (bugs)", ""] + [f"- {b}" for b in report.bugs] + [""]
     for fam in families:
-        md += [f"## {fam}", "", "### Per method", ""]
+        md += [f"## {fam}", ""]
+        md += _source_lines(report.sources.get(fam, []))
+        md += ["", "### Per method", ""]
         md.append(
             _markdown_table([r for r in report.summary if r["family"] == fam], _SUMMARY_COLUMNS)
         )
@@ -320,7 +335,12 @@ def write_report(report: Report, out_dir: str | Path, *, store_name: str = "") -
         h += [f"<li class='bug'>{html.escape(b)}</li>" for b in report.bugs]
         h.append("</ul>")
     for fam in families:
-        h.append(f"<h2>{html.escape(fam)}</h2><h3>Per method</h3>")
+        h.append(f"<h2>{html.escape(fam)}</h2><ul>")
+        h += [
+            f"<li>{html.escape(line[2:])}</li>"
+            for line in _source_lines(report.sources.get(fam, []))
+        ]
+        h.append("</ul><h3>Per method</h3>")
         h.append(_html_table([r for r in report.summary if r["family"] == fam], _SUMMARY_COLUMNS))
         h.append("<h3>Per instance</h3>")
         h.append(_html_table([c for c in report.cells if c["family"] == fam], _CELL_COLUMNS))

@@ -255,6 +255,20 @@ class ResultsStore:
         ).fetchone()
         return None if row is None else row[0]
 
+    def instance_sources(self) -> dict[str, list[str]]:
+        """Family -> the distinct ``source`` fields of its stored instances (where from,
+        and whether simulated), as text."""
+        out: dict[str, set[str]] = {}
+        for family, text in self._db.execute("SELECT family, instance_json FROM instances"):
+            try:
+                source = json.loads(text).get("source", "")
+            except (json.JSONDecodeError, AttributeError):
+                source = ""
+            if not isinstance(source, str):
+                source = json.dumps(source, sort_keys=True)
+            out.setdefault(family, set()).add(source or "(no source recorded)")
+        return {f: sorted(v) for f, v in out.items()}
+
     def iter_results(self) -> Iterator[dict[str, Any]]:
         """The full ``Result.to_dict()`` of every finished cell, with its ``cell_key``."""
         for key, text in self._db.execute(
