@@ -1,10 +1,19 @@
 import pytest
 
 import energyopt
+from energyopt.core import registry
 from energyopt.core.registry import EvaluationMismatchError, register
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.pipeline import random_dag_instance
+
+
+@pytest.fixture(autouse=True)
+def _forget_test_methods():
+    # Methods registered here must not leak into other tests that iterate over the registry.
+    yield
+    for name in [n for n in registry._REGISTRY.get("pipeline", {}) if n.startswith("test-")]:
+        del registry._REGISTRY["pipeline"][name]
 
 
 def test_unknown_method_lists_the_known_ones():
