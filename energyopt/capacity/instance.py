@@ -301,14 +301,24 @@ class CapacityInstance(InstanceBase):
         """Per job, every (node, gpus, R_j(n, g)) it can run on: the set K_j."""
         out = []
         for j, job in enumerate(self.jobs):
+            # Inlined remaining_time_s (a hot path in the simulator): same numbers.
+            restart, keep = self.restart_epochs(j), job.running
             confs = []
             for n, node in enumerate(self.nodes):
-                if node.gpu_type not in job.epoch_time_s:
+                times = job.epoch_time_s.get(node.gpu_type)
+                if times is None:
                     continue
                 for g in range(1, node.num_gpus + 1):
-                    confs.append((n, g, self.remaining_time_s(j, n, g)))
+                    epochs = job.remaining_epochs if keep == (n, g) else restart
+                    confs.append((n, g, epochs * times[g - 1]))
             out.append(tuple(confs))
         return tuple(out)
+
+    @functools.cached_property
+    def instance_id(self) -> str:
+        """Content hash (see ``InstanceBase.instance_id``), computed once: the instance is
+        immutable, and the simulator asks for it at every call."""
+        return InstanceBase.instance_id.fget(self)
 
     @functools.cached_property
     def compatible_nodes(self) -> tuple[tuple[int, ...], ...]:
