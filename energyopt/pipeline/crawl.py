@@ -40,6 +40,7 @@ of each step stay in ``extra["planned"]``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 from typing import Any
@@ -228,7 +229,12 @@ def crawl(
     dep_tail = 2 * et + 1
     dep_head = 2 * eh
     num_nodes, s_id, t_id = 2 * n + 2, 2 * n, 2 * n + 1
-    cut_fn = min_cut_one_flow if flow == "one" else min_cut_with_lower_bounds
+    # The crawl builds valid bounds itself: skip the per-call input checks.
+    cut_fn = (
+        functools.partial(min_cut_one_flow, check=False)
+        if flow == "one"
+        else min_cut_with_lower_bounds
+    )
     L_prev = None
     pending = None  # (durations before the last step, its speed-up-only durations)
     steps = 0

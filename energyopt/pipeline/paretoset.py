@@ -38,13 +38,20 @@ def pareto_indices(times: Sequence[float], energies: Sequence[float]) -> np.ndar
 
 
 def frontier_points(
-    instance: PemInstance, choices: np.ndarray, *, verify: bool = True
+    instance: PemInstance,
+    choices: np.ndarray,
+    *,
+    verify: bool = True,
+    times_s: np.ndarray | None = None,
+    energies_j: np.ndarray | None = None,
 ) -> tuple[FrontierPoint, ...]:
     """Perseus frontier of the plans in ``choices`` (rows of option indices).
 
     Every kept point is scored by :func:`energyopt.pipeline.evaluator.evaluate`
     (makespan, and energy with blocking up to the makespan) when ``verify``;
-    otherwise by the same formulas on arrays (see ``dag.CompactDag.makespans``).
+    otherwise by the same formulas on arrays (see ``dag.CompactDag.makespans``),
+    or taken from ``times_s`` and ``energies_j`` when given (same formulas, e.g.
+    from :class:`~energyopt.pipeline.crawl.CrawlTrace`).
     """
     from energyopt.pipeline.dag import CompactDag
 
@@ -53,11 +60,14 @@ def frontier_points(
         raise ValueError(
             f"choices: shape {choices.shape}, expected (points, {instance.num_computations})"
         )
-    T, E = batch_evaluate(instance, choices, CompactDag(instance))
+    if times_s is None or energies_j is None:
+        T, E = batch_evaluate(instance, choices, CompactDag(instance))
+    else:
+        T, E = np.asarray(times_s, dtype=float), np.asarray(energies_j, dtype=float)
     C = E - instance.p_blocking_w * instance.num_stages * T
     pts = []
     for k in pareto_indices(T, C):
-        sol = PemSolution(tuple(int(x) for x in choices[k]))
+        sol = PemSolution(tuple(choices[k].tolist()))
         if verify:
             ev = evaluate(instance, sol, None)
             pts.append(FrontierPoint(ev.iteration_time_s, ev.energy_j, sol))

@@ -89,7 +89,9 @@ def perseus_frontier(
                 ],
             },
         )
-    points = frontier_points(instance, trace.choices, verify=verify)
+    points = frontier_points(
+        instance, trace.choices, verify=verify, times_s=trace.time_s, energies_j=trace.energy_j
+    )
     pick = best_at(instance, points, instance.deadline_s)
     stopped = trace.stats["stopped"]
     early = stopped.startswith(("max_steps", "time_limit"))
