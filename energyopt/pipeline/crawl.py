@@ -12,29 +12,33 @@ Algorithm 2 (GetNextSchedule), one step:
 2. keep the critical computations (earliest start == latest start) and the
    tight precedences between them (the Critical DAG);
 3. flow bounds from Eq. 8 on computation edges, ``(0, inf)`` on the others;
-4. minimum cut with lower bounds (Algorithm 3, :mod:`energyopt.pipeline.maxflow`);
+4. minimum cut with lower bounds (:mod:`energyopt.pipeline.maxflow`: Algorithm 3,
+   or the same cut with one maximum flow, the default);
 5. speed up the cut's forward computations by one unit, slow down its backward
    ones by one unit.
 
-Durations are integers in units of tau, so the longest paths and the critical
-test are exact. Two safeguards the paper does not spell out:
+Durations are integers in units of tau, so the longest paths (Dijkstra with
+potentials, :class:`~energyopt.pipeline.dag.IntegerTimer`) and the critical test
+are exact. Safeguards and additions the paper does not spell out:
 
-- the flow with lower bounds can be infeasible (the relaxed schedule is not
-  optimal at its own time, which the exponential fit allows); the step then uses
-  the speed-up-only cut (lower bounds 0), which always exists;
+- with Algorithm 3 the flow with lower bounds can be infeasible (the relaxed
+  schedule is not optimal at its own time, which the exponential fit allows);
+  the step then uses the speed-up-only cut (lower bounds 0), which always exists;
 - slowing the backward computations of a cut can lengthen a near-critical path
   (slack 1) past the new makespan; the step is then taken without slowdowns,
-  which shortens every critical path and lengthens nothing.
+  which shortens every critical path and lengthens nothing;
+- with the ``hull`` model the capacities are constant between hull vertices, so
+  when the same cut would be chosen again it is applied for several steps at
+  once (identical to unit steps, see :func:`_repeat_steps`); every intermediate
+  step is still a frontier point;
+- grid rounding makes the last schedule measure a little slower than T_min (all
+  fastest options); :func:`_finish_to_fastest` closes that gap with min-cut steps
+  on the measured times.
 
-Both are counted in ``extra``. With the ``hull`` model the capacities are constant
-between hull vertices, so when the same cut would be chosen again it is applied
-for several steps at once (the steps are identical to unit steps, see
-:func:`_repeat_steps`); every intermediate step is still a frontier point.
-
-Every schedule is converted to clocks (the slowest Pareto-optimal option not
-slower than the plan, Perseus 4.3) and scored with the *measured* times and
-energies; dominated points are removed. The planned (modelled) time and energy
-of each step stay in ``extra["planned"]``.
+All counted in ``stats``. Every schedule is converted to clocks (the slowest
+Pareto-optimal option that meets the plan, Perseus 4.3) and scored with the
+*measured* times and energies. The planned (modelled) time and energy of each
+step stay in :class:`CrawlTrace`.
 """
 
 from __future__ import annotations
@@ -128,13 +132,6 @@ class _Model:
                 self.run_down[k, j] = self.run_down[k, j - 1] + 1 if same[j] else 0
             for j in range(m - 2, -1, -1):
                 self.run_up[k, j] = self.run_up[k, j + 1] + 1 if same[j + 1] else 0
-        self.d_min_of_table = np.asarray([tabs[nm].d_min for nm in names])
-
-    def choice(self, d: np.ndarray) -> np.ndarray:
-        return self.option[self.table_of, d - self.d_min]
-
-    def modelled_cost(self, d: np.ndarray) -> float:
-        return float(self.cost[self.table_of, d - self.d_min].sum())
 
 
 def _check_instance(instance: PemInstance, tau_s: float) -> None:
