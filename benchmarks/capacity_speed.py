@@ -31,10 +31,16 @@ def main() -> None:
     ap.add_argument("--driver", default="randomized-greedy")
     ap.add_argument("--calls", type=int, default=600)
     ap.add_argument("--every", type=int, default=30)
+    ap.add_argument(
+        "--no-restart-loss",
+        action="store_true",
+        help="the driving run moves jobs for free (the paper's simulator)",
+    )
     args = ap.parse_args()
     print(
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}; simulated points"
+        f"Python {platform.python_version()}; simulated points; driver {args.driver}, "
+        f"restart from checkpoint: {not args.no_restart_loss}"
     )
     print()
     print(f"load average before: {os.getloadavg()[0]:.2f}")
@@ -54,6 +60,7 @@ def main() -> None:
             args.driver,
             keep_points_every=args.every,
             max_calls=args.calls,
+            restart_from_checkpoint=not args.no_restart_loss,
             **opts,
         )
         points = [p for p in run.points if p.num_jobs > 1]
