@@ -151,8 +151,11 @@ def marginal_return_greedy(instance: PowercapInstance) -> GreedyOutcome:
         key = _priority(d_jct, d_e, 1.0, 1.0)
         if key[0] < 0:
             return None
-        # Ties (e.g. several queued jobs with free starts) go to the shortest job.
-        return (*key, -st.jct(j, n2, st.f[j]), -j), j, (n2, o2, d_jct, d_e)
+        # Ties (e.g. queued jobs whose start costs no energy: all gain the same waiting
+        # estimate) go to the least remaining time, then the lower index. Not the
+        # smallest JCT: that includes the age and would starve jobs that waited long.
+        rem_s = instance.jobs[j].remaining_iterations * o2.iter_time_s
+        return (*key, -rem_s, -j), j, (n2, o2, d_jct, d_e)
 
     def clock_key(j: int):
         higher = [c for c in st.clocks[j] if c > st.f[j]]

@@ -44,7 +44,8 @@ def test_tiny_event_where_greedy_is_suboptimal():
     # stays 1000 MHz (2.0*65 = 130 J/it < 1.2*120 = 144), queued JCT 210 s as before;
     # A(1,1000) + B(1,1000) = 105 W > 100 W and B(1,2000) alone = 130 W > 100 W.
     # Greedy: A and B both have a free start (energy change 0, JCT -100 s); the tie goes
-    # to the shorter job A (JCT 100 < 110): A(1,1000), 40 + 10 idle = 50 W. B's start
+    # to the least remaining time, 100 * 1.0 = 50 * 2.0 = 100 s, still tied, then to the
+    # lower index: A(1,1000), 40 + 10 idle = 50 W. B's start
     # needs 40 + 65 = 105 W: refused. A 1 -> 2 GPUs (JCT -40 s, energy +800 J): 80 W, taken.
     # Clock raise A(2,2000) = 170 W: refused. Greedy: (60 + 210) / 2 = 135 s.
     # Optimum: A(1,2000) alone, 90 + 10 = 100 W, (50 + 210) / 2 = 130 s
