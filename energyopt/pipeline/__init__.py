@@ -11,7 +11,7 @@ from energyopt.pipeline import frontier as _frontier  # noqa: F401  (registers m
 from energyopt.pipeline import methods as _methods  # noqa: F401  (registers methods)
 from energyopt.pipeline import perseus as _perseus  # noqa: F401  (registers methods)
 from energyopt.pipeline import zeusbaselines as _zeus  # noqa: F401  (registers methods)
-from energyopt.pipeline.crawl import CrawlTrace, crawl
+from energyopt.pipeline.crawl import CrawlTrace
 from energyopt.pipeline.envpipe import envpipe_plan
 from energyopt.pipeline.evaluator import PemEvaluation, PemSolution, evaluate, fastest_choice
 from energyopt.pipeline.generators import random_dag_instance, synthetic_instance
@@ -35,7 +35,6 @@ __all__ = [
     "StragglerPlan",
     "best_at",
     "build_dag",
-    "crawl",
     "energy_pareto",
     "envpipe_plan",
     "evaluate",

@@ -13,7 +13,6 @@ from energyopt.pipeline import (
     OptionTable,
     PemInstance,
     PemSolution,
-    crawl,
     evaluate,
     random_dag_instance,
     straggler_lookup,
@@ -27,6 +26,7 @@ from energyopt.pipeline.paretoset import batch_evaluate, pareto_indices
 from energyopt.pipeline.schedules import Computation
 
 crawl_module = importlib.import_module("energyopt.pipeline.crawl")
+crawl = crawl_module.crawl
 
 
 # -- maximum flow with lower bounds (Algorithm 3) ------------------------------------------
