@@ -3,7 +3,9 @@
 For each instance the *best bound* is the largest proven lower bound any method
 reported on it, and every method's gap is ``gap(objective, best bound)``
 (:func:`energyopt.core.gap.gap`, the one definition). An objective below a proven
-bound is impossible; the report flags it as a bug rather than printing a negative gap.
+bound is impossible; the report flags it as a bug rather than printing a negative gap,
+and likewise any PEM frontier point below a proven exact frontier
+(:mod:`energyopt.bench.frontiers`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from energyopt.bench.frontiers import frontier_contradictions
 from energyopt.bench.store import ResultsStore
 from energyopt.core.gap import gap
 
@@ -47,6 +50,7 @@ def build_report(store_path: str | Path, *, plots: bool = True) -> Report:
         runs = store.runs()
         sources = store.instance_sources()
         frontiers = _frontiers(store) if plots else {}
+        frontier_bugs = frontier_contradictions(store)
     # Best proven bound and best objective per instance, across all methods and seeds.
     best_bound: dict[tuple[str, str], float] = {}
     best_obj: dict[tuple[str, str], float] = {}
@@ -76,6 +80,7 @@ def build_report(store_path: str | Path, *, plots: bool = True) -> Report:
                 f"{k[0]} instance {k[1]}: best proven bound {best_bound[k]!r} above the best "
                 f"objective {best_obj[k]!r}"
             )
+    bugs += frontier_bugs
     summary = _summary(cells)
     report = Report(
         cells=cells, summary=summary, bugs=sorted(set(bugs)), runs=runs, sources=sources
