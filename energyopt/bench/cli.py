@@ -7,6 +7,7 @@ import functools
 import sqlite3
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from energyopt.bench.cells import DEFAULT_GRACE_S
@@ -181,11 +182,13 @@ def _generate(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from energyopt.bench.library import verify
 
+    if not Path(args.root).is_dir():
+        raise FileNotFoundError(f"{args.root}: no such library directory")
     problems = verify(args.root, args.family, args.suite or SUITE_NAMES)
     for line in problems:
         print(line, file=sys.stderr)
     if problems:
-        print(f"energyopt instances verify: {len(problems)} problem(s)", file=sys.stderr)
+        print(f"{args.root}: {len(problems)} problem(s)")
         return 1
     print(f"{args.root}: library matches the suites byte for byte")
     return 0
