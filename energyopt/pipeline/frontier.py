@@ -3,8 +3,10 @@
 For a fixed choice x, the energy at iteration time T is C(x) + P_b S T with
 C(x) = sum of effective energies, feasible for T >= makespan(x). The minimal
 energy E*(T) is therefore P_b S T plus a non-increasing step function of T whose
-steps sit at makespans of optimal choices. Starting from the minimal-energy
-iteration (no deadline), each exact solve at a deadline just below the previous
+steps sit at makespans of optimal choices. The step function is lowest at the
+makespan T_slow of the choice that minimizes C(x) outright (every computation at
+its least effective energy), and for any T >= T_slow that choice is optimal.
+Starting at T_slow, each exact solve at a deadline just below the previous
 breakpoint yields the next step, until the deadline falls below the fastest
 makespan. Every point is an exact optimum (or carries its solver's bound when a
 time limit cuts a solve short).
@@ -18,7 +20,7 @@ from typing import Any
 from energyopt.core.registry import register, solve
 from energyopt.core.result import FrontierPoint, Result
 from energyopt.core.status import SolutionStatus, TerminationReason
-from energyopt.pipeline.evaluator import evaluate, fastest_choice
+from energyopt.pipeline.evaluator import evaluate, fastest_choice, min_energy_choice
 from energyopt.pipeline.instance import PemInstance
 
 FAMILY = "pipeline"
@@ -61,8 +63,9 @@ def exact_frontier(
     """
     tick = time.perf_counter()
     t_fast = evaluate(instance, fastest_choice(instance), None).iteration_time_s
+    # Beyond the least-C choice's makespan nothing changes but P_b S T (module docstring).
+    deadline = evaluate(instance, min_energy_choice(instance), None).iteration_time_s
     points: list[FrontierPoint] = []
-    deadline: float | None = None
     termination = TerminationReason.OPTIMAL
     message = ""
     while True:
@@ -84,10 +87,8 @@ def exact_frontier(
         bound = None
         if res.bound is not None:
             # The solve's bound is at its deadline; shift it to the makespan (same C(x) bound).
-            at = deadline if deadline is not None else ev.iteration_time_s
-            bound = res.bound - instance.p_blocking_w * instance.num_stages * (
-                at - ev.iteration_time_s
-            )
+            shift = instance.p_blocking_w * instance.num_stages * (deadline - ev.iteration_time_s)
+            bound = res.bound - shift
         points.append(FrontierPoint(ev.iteration_time_s, ev.energy_j, res.solution, bound))
         if res.status is not SolutionStatus.OPTIMAL:
             termination = res.termination
@@ -109,6 +110,8 @@ def exact_frontier(
         solution = pick.solution
         objective = evaluate(instance, pick.solution).energy_j
         bound = objective if termination is TerminationReason.OPTIMAL else None
+    elif termination is TerminationReason.OPTIMAL and points:
+        termination = TerminationReason.INFEASIBLE  # the deadline is below the fastest makespan
     status = (
         SolutionStatus.NONE
         if objective is None

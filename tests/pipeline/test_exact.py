@@ -170,3 +170,14 @@ def test_energy_at_uses_blocking_power_after_a_point():
     assert energy_at(fork_instance(None), r.frontier, 2.5) == pytest.approx(
         energyopt.solve(fork_instance(2.5), "bruteforce").objective
     )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_exact_frontier_at_a_late_deadline_equals_the_direct_optimum(seed):
+    # Past the least-energy point of E(T) a choice with lower effective energy and a longer
+    # makespan can win: the frontier must reach up to the least-C choice's makespan.
+    inst = random_dag_instance(7, 3, seed=200 + seed, deadline_fraction=1.0)
+    r = energyopt.solve(inst, "exact-frontier")
+    ref = energyopt.solve(inst, "bruteforce")
+    assert r.objective == pytest.approx(ref.objective, abs=1e-6)
+    assert r.bound == pytest.approx(ref.objective, abs=1e-6)
