@@ -65,3 +65,25 @@ def test_bad_options():
         randomized_greedy(inst, 5, swap_probability=2.0)
     r = energyopt.solve(inst, "randomized-greedy", max_iterations=0)
     assert r.termination.value == "error" and "max_iterations" in r.message
+
+
+def test_never_below_the_optimum_on_simulated_points():
+    # Rescheduling points as the simulator meets them (running jobs with fractional
+    # progress, jobs restarted from checkpoints), on a 4-node cluster of scenario 2.
+    from energyopt.capacity import job_stream, scenario_cluster, simulate
+
+    nodes = scenario_cluster(4, scenario=2)
+    run = simulate(
+        nodes, job_stream(nodes, 16, seed=5, load=1.5), "randomized-greedy",
+        max_iterations=20, keep_points_every=5,
+    )  # fmt: skip
+    points = [p for p in run.points if p.num_jobs >= 3][:4]
+    assert points
+    for p in points:
+        for variant in (True, False):
+            point = p.with_variant(variant)
+            opt = energyopt.solve(point, "highs")
+            assert opt.termination.value == "optimal"
+            for k in (1, 100):
+                g = energyopt.solve(point, "randomized-greedy", seed=1, max_iterations=k)
+                assert g.objective >= opt.objective - 1e-9 - 1e-9 * opt.objective
