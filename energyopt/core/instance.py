@@ -92,6 +92,8 @@ def _load(source: str | Path, expected: type[InstanceBase] | None) -> InstanceBa
             text = Path(source).read_text()
         except OSError as exc:
             raise InstanceError(f"{where}: cannot read: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise InstanceError(f"{where}: not a text file") from None
     else:
         text = str(source)
     try:

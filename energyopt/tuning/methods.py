@@ -8,8 +8,11 @@ How the family fits the :class:`~energyopt.core.result.Result` contract
 * the objective of every method is a cumulative cost over T recurrences in
   joules (Eq. 4), computed by :func:`energyopt.tuning.evaluator.evaluate` (replays)
   or by exhaustive enumeration (``exact``);
-* ``exact`` enumerates every (b, p) of the trace: objective = bound =
-  ``T * c_star``, the optimum of Eqs. 6-7 in expectation (Eq. 9's reference);
+* ``exact`` enumerates every (b, p) of the trace: objective ``T * c_star``, the
+  optimum of Eqs. 6-7 in expectation (Eq. 9's reference). Its ``bound`` is
+  ``T * c_floor`` like every other method's: a realized replay is a random draw
+  and may come in below ``T * c_star``, so ``T * c_star`` bounds expectations,
+  not the realized costs that the other methods report;
 * ``zeus``, ``grid-search`` and ``default`` replay the trace with a seed; their
   objective is the realized cumulative cost; their ``bound`` is ``T * c_floor``,
   a proven lower bound on the realized cost of any replay of the trace; the
@@ -131,8 +134,9 @@ def solve_exact(
         termination=TerminationReason.OPTIMAL,
         status=SolutionStatus.OPTIMAL,
         objective=obj,
-        bound=obj,
+        bound=instance.recurrences * ref.c_floor,
         solution={"batch_size": ref.batch_size, "power_limit_w": ref.power_limit_w},
+        message="objective: the optimum in expectation; bound: the floor on any realized replay",
         extra={
             "cost_per_recurrence": ref.c_star,
             "floor_per_recurrence": ref.c_floor,
