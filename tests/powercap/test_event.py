@@ -168,3 +168,34 @@ def test_json_round_trip(tmp_path):
     path.write_text(text)
     with pytest.raises(InstanceError, match=r"event.json: num_gpus = 8.5"):
         energyopt.load_instance(path)
+
+
+def test_result_checks_catch_solver_bugs():
+    from energyopt.core.registry import EvaluationMismatchError
+    from energyopt.core.status import TerminationReason
+    from energyopt.powercap.methods import powercap_result
+
+    inst = tiny_event()
+    ok = powercap_result(
+        inst,
+        "x",
+        ((1, 1000), (1, 1000)),
+        termination=TerminationReason.OPTIMAL,
+        solver_objective=105.0,
+        bound=105.0,
+    )
+    assert ok.objective == pytest.approx(105.0)
+    with pytest.raises(EvaluationMismatchError, match="rejected by the evaluator"):
+        powercap_result(inst, "x", ((2, 2000), (0, 0)), termination=TerminationReason.OPTIMAL)
+    with pytest.raises(EvaluationMismatchError, match="solver objective"):
+        powercap_result(
+            inst,
+            "x",
+            ((1, 1000), (1, 1000)),
+            termination=TerminationReason.OPTIMAL,
+            solver_objective=100.0,
+        )
+    with pytest.raises(EvaluationMismatchError, match="bound"):
+        powercap_result(
+            inst, "x", ((1, 1000), (1, 1000)), termination=TerminationReason.OPTIMAL, bound=110.0
+        )

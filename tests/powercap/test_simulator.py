@@ -144,3 +144,17 @@ def test_trace_round_trip_and_errors():
     dup = dataclasses.replace(tr, jobs=(tr.jobs[0], tr.jobs[0]))
     with pytest.raises(InstanceError, match="duplicate"):
         dup.validate(8)
+
+
+def test_powerflow_events_are_recorded_with_the_stated_wait(small):
+    tm, cl, tr = small
+    pol = PowerFlowPolicy(tm, 0.7, record=True)
+    r = simulate(tr, pol, cl, tm)
+    assert len(pol.events) == r.num_decisions
+    ev = pol.events[-1]
+    # PC-10 in the simulator: the mean one-GPU remaining time at the efficient clocks.
+    expected = np.mean(
+        [j.remaining_iterations * ev.efficient_option(k).iter_time_s for k, j in enumerate(ev.jobs)]
+    )
+    assert ev.wait_estimate_s == pytest.approx(expected)
+    assert ev.source.startswith("simulated")
