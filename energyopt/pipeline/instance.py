@@ -192,6 +192,29 @@ class PemInstance(InstanceBase):
             succ[a].append(b)
         return tuple(tuple(s) for s in succ)
 
+    @functools.cached_property
+    def levels(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        """Computations grouped by depth in the DAG, with padded predecessor indices.
+
+        Each level is ``(nodes, preds)``: ``preds[r]`` lists the predecessors of
+        ``nodes[r]``, padded with ``-1``. All predecessors lie in earlier levels, so
+        a level's start times depend only on finished levels (used to evaluate many
+        plans at once).
+        """
+        depth = np.zeros(self.num_computations, dtype=np.int64)
+        for i in self.topological_order:
+            p = self.predecessors[i]
+            depth[i] = 1 + max((depth[j] for j in p), default=-1)
+        out = []
+        for d in range(int(depth.max()) + 1):
+            nodes = np.flatnonzero(depth == d)
+            width = max(1, max(len(self.predecessors[i]) for i in nodes))
+            preds = np.full((len(nodes), width), -1, dtype=np.int64)
+            for r, i in enumerate(nodes):
+                preds[r, : len(self.predecessors[i])] = self.predecessors[i]
+            out.append((nodes, preds))
+        return tuple(out)
+
     def options(self, i: int) -> OptionTable:
         """Option table of computation ``i``."""
         return self.tables[self.computations[i].table]

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from energyopt.core.result import FrontierPoint
-from energyopt.pipeline.evaluator import PemSolution, evaluate
+from energyopt.pipeline.evaluator import PemSolution, evaluate_many
 from energyopt.pipeline.instance import PemInstance
 
 
@@ -47,7 +47,7 @@ def frontier_points(
 ) -> tuple[FrontierPoint, ...]:
     """Perseus frontier of the plans in ``choices`` (rows of option indices).
 
-    Every kept point is scored by :func:`energyopt.pipeline.evaluator.evaluate`
+    Every kept point is scored by :func:`energyopt.pipeline.evaluator.evaluate_many`
     (makespan, and energy with blocking up to the makespan) when ``verify``;
     otherwise by the same formulas on arrays (see ``dag.CompactDag.makespans``),
     or taken from ``times_s`` and ``energies_j`` when given (same formulas, e.g.
@@ -65,15 +65,16 @@ def frontier_points(
     else:
         T, E = np.asarray(times_s, dtype=float), np.asarray(energies_j, dtype=float)
     C = E - instance.p_blocking_w * instance.num_stages * T
-    pts = []
-    for k in pareto_indices(T, C):
-        sol = PemSolution(tuple(choices[k].tolist()))
-        if verify:
-            ev = evaluate(instance, sol, None)
-            pts.append(FrontierPoint(ev.iteration_time_s, ev.energy_j, sol))
-        else:
-            pts.append(FrontierPoint(float(T[k]), float(E[k]), sol))
-    return tuple(pts)
+    keep = pareto_indices(T, C)
+    if verify:
+        # The evaluator's own batch scoring (independent of the crawl's CompactDag).
+        ev = evaluate_many(instance, choices[keep], None)
+        T, E = np.empty_like(T), np.empty_like(E)
+        T[keep], E[keep] = ev.iteration_time_s, ev.energy_j
+    return tuple(
+        FrontierPoint(float(T[k]), float(E[k]), PemSolution(tuple(choices[k].tolist())))
+        for k in keep
+    )
 
 
 def batch_evaluate(

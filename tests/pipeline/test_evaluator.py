@@ -77,3 +77,28 @@ def test_perseus_gpt3_all_max_clock(perseus_profile):
     ev = evaluate(inst, uniform_clock_choice(inst, 1410))
     assert float(f"{ev.iteration_time_s:.5g}") == 2.8365
     assert float(f"{ev.energy_j:.4g}") == 7339
+
+
+@pytest.mark.parametrize("deadline", [None, 0.9, 5.0])
+def test_evaluate_many_equals_evaluate(deadline):
+    import numpy as np
+
+    from energyopt.pipeline import random_dag_instance
+    from energyopt.pipeline.evaluator import evaluate_many
+
+    rng = np.random.default_rng(0)
+    for inst in (
+        synthetic_instance(3, 5, 4, seed=3),
+        random_dag_instance(9, 3, seed=7),
+        fork_instance(),
+    ):
+        sizes = [len(t) for t in inst.option_times]
+        choices = np.array([[rng.integers(k) for k in sizes] for _ in range(40)])
+        batch = evaluate_many(inst, choices, deadline)
+        for r, ch in enumerate(choices):
+            ev = evaluate(inst, PemSolution(tuple(ch)), deadline)
+            assert batch.iteration_time_s[r] == pytest.approx(ev.iteration_time_s, abs=1e-12)
+            assert batch.energy_j[r] == pytest.approx(ev.energy_j, abs=1e-9)
+            assert batch.feasible[r] == ev.feasible
+    with pytest.raises(InstanceError, match=r"choices\[0\]\[0\] = 9"):
+        evaluate_many(fork_instance(), np.array([[9, 0, 0]]))
