@@ -25,6 +25,8 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/pem_exact.py
+	$(BIN)/python benchmarks/pem_crawl.py --quick
+	$(BIN)/python benchmarks/powercap_gap.py --events 20
 	$(BIN)/python benchmarks/tuning_replay.py --seeds 10
 
 clean:
