@@ -113,7 +113,8 @@ def solve_with_highs(
     model
         A Pyomo ``ConcreteModel`` with one active objective (minimized).
     time_limit
-        Wall-clock seconds for HiGHS; ``None`` for no limit.
+        Wall-clock seconds for this call, Pyomo's hand-off of the model included;
+        ``None`` for no limit.
     rel_gap
         Relative MIP gap at which HiGHS stops (HiGHS' ``mip_rel_gap``).
     threads
@@ -149,6 +150,7 @@ def solve_with_highs(
                 "HiGHS is not available to Pyomo (is highspy installed?)",
             )
         solver.warm_start = warm_start
+        solver.deadline = None if time_limit is None else tick + float(time_limit)
         # Tight tolerances: solutions are re-checked by exact evaluators, and a binary
         # off by the default 1e-6 integrality tolerance can shift a makespan past a deadline.
         options: dict[str, Any] = {
