@@ -14,13 +14,13 @@ from energyopt.capacity.instance import CapacityInstance
 from energyopt.core.highs import solve_with_highs
 from energyopt.core.registry import EvaluationMismatchError, register
 from energyopt.core.result import Result
+from energyopt.core.scoring import Scored, Tolerance, scored_result
 from energyopt.core.status import SolutionStatus, TerminationReason
 
 FAMILY = "capacity"
 #: Tolerance between a solver's objective and the evaluator's: relative, with an
 #: absolute floor of 1e-7 EUR (costs here are often cents).
-OBJECTIVE_RTOL = 1e-6
-OBJECTIVE_ATOL_EUR = 1e-7
+TOLERANCE = Tolerance(rtol=1e-6, atol=1e-7, unit="EUR")
 
 
 def capacity_result(
@@ -37,52 +37,40 @@ def capacity_result(
     message: str = "",
     extra: dict[str, Any] | None = None,
 ) -> Result:
-    """Score ``assignment`` with the evaluator and package it as a :class:`Result`.
+    """Score ``assignment`` with the evaluator and package it as a checked :class:`Result`.
 
     A solution the evaluator rejects, a solver objective that disagrees with the
     evaluator, or a bound above the objective raise :class:`EvaluationMismatchError`.
     """
-    objective, status = None, SolutionStatus.NONE
-    extra = dict(extra or {})
-    solution = None
+    solution = scored = None
     if assignment is not None:
         solution = CapacitySolution(tuple(assignment))
         ev = evaluate(instance, solution)
-        if not ev.feasible:
-            raise EvaluationMismatchError(
-                f"{method}: solution rejected by the evaluator: {'; '.join(ev.violations)}"
-            )
-        tol = max(OBJECTIVE_ATOL_EUR, OBJECTIVE_RTOL * abs(ev.objective))
-        if solver_objective is not None and abs(solver_objective - ev.objective) > tol:
-            raise EvaluationMismatchError(
-                f"{method}: solver objective {solver_objective!r} EUR but the evaluator gives "
-                f"{ev.objective!r} EUR"
-            )
-        objective = ev.objective
-        status = SolutionStatus.OPTIMAL if proven_optimal else SolutionStatus.FEASIBLE
-        extra.update(
-            theta_s=ev.theta_s,
-            energy_cost_eur=ev.energy_cost_eur,
-            tardiness_cost_eur=ev.tardiness_cost_eur,
-            postponement_cost_eur=ev.postponement_cost_eur,
-            postponed=len(solution.postponed),
+        scored = Scored(
+            ev.objective,
+            ev.feasible,
+            tuple(ev.violations),
+            {
+                "theta_s": ev.theta_s,
+                "energy_cost_eur": ev.energy_cost_eur,
+                "tardiness_cost_eur": ev.tardiness_cost_eur,
+                "postponement_cost_eur": ev.postponement_cost_eur,
+                "postponed": len(solution.postponed),
+            },
         )
-    if bound is not None and objective is not None:
-        if bound > objective + max(OBJECTIVE_ATOL_EUR, OBJECTIVE_RTOL * abs(objective)):
-            raise EvaluationMismatchError(
-                f"{method}: bound {bound} EUR above its own objective {objective} EUR"
-            )
-    return Result(
+    return scored_result(
         family=FAMILY,
         instance_id=instance.instance_id,
         method=method,
+        solution=solution,
+        scored=scored,
         termination=termination,
-        status=status,
-        objective=objective,
+        tolerance=TOLERANCE,
+        proven_optimal=proven_optimal,
         bound=bound,
+        solver_objective=solver_objective,
         solver=solver,
         solver_version=solver_version,
-        solution=solution,
         message=message,
         extra=extra,
     )
@@ -118,9 +106,7 @@ def solve_highs(
         # An incumbent short of optimality may carry q_j above max(0, .) (CAP-8), so the
         # solver's value may exceed f_OBJ of its schedule, never fall below it.
         ev = evaluate(instance, assignment)
-        if ev.objective > solver_objective + max(
-            OBJECTIVE_ATOL_EUR, OBJECTIVE_RTOL * abs(ev.objective)
-        ):
+        if ev.objective > solver_objective and not TOLERANCE.allows(solver_objective, ev.objective):
             raise EvaluationMismatchError(
                 f"highs: incumbent {solver_objective!r} EUR below the evaluator's "
                 f"{ev.objective!r} EUR for its schedule"

@@ -9,8 +9,9 @@ from typing import Any
 import pyomo.environ as pyo
 
 from energyopt.core.highs import SolverOutcome, solve_with_highs
-from energyopt.core.registry import EvaluationMismatchError, register
+from energyopt.core.registry import register
 from energyopt.core.result import Result
+from energyopt.core.scoring import Scored, Tolerance, scored_result
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.pipeline import bruteforce as _bf
 from energyopt.pipeline import cpsat as _cpsat
@@ -20,8 +21,8 @@ from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.warmstart import slack_descent
 
 FAMILY = "pipeline"
-#: Relative tolerance between a solver's objective and the evaluator's.
-OBJECTIVE_RTOL = 1e-6
+#: How far a solver's objective (or a bound) may stray from the evaluator's.
+TOLERANCE = Tolerance(rtol=1e-6, atol=1e-6, unit="J")
 
 
 def pem_result(
@@ -38,44 +39,30 @@ def pem_result(
     message: str = "",
     extra: dict[str, Any] | None = None,
 ) -> Result:
-    """Score ``choice`` with the evaluator and package it as a :class:`Result`.
+    """Score ``choice`` with the evaluator and package it as a checked :class:`Result`.
 
     A solver objective that disagrees with the evaluator, or a solution the
     evaluator rejects, raises :class:`EvaluationMismatchError`: both are bugs.
     """
-    objective, status = None, SolutionStatus.NONE
-    extra = dict(extra or {})
+    scored = None
     if choice is not None:
         ev = evaluate(instance, PemSolution(choice))
-        if not ev.feasible:
-            raise EvaluationMismatchError(
-                f"{method}: solution rejected by the evaluator: {'; '.join(ev.violations)}"
-            )
-        if solver_objective is not None and abs(
-            solver_objective - ev.energy_j
-        ) > OBJECTIVE_RTOL * max(1.0, abs(ev.energy_j)):
-            raise EvaluationMismatchError(
-                f"{method}: solver objective {solver_objective!r} J but the evaluator gives "
-                f"{ev.energy_j!r} J"
-            )
-        objective = ev.energy_j
-        status = SolutionStatus.OPTIMAL if proven_optimal else SolutionStatus.FEASIBLE
-        extra.update(iteration_time_s=ev.iteration_time_s)
-    if bound is not None and objective is not None and bound > objective * (1 + 1e-7) + 1e-9:
-        raise EvaluationMismatchError(
-            f"{method}: bound {bound} J above its own objective {objective} J"
+        scored = Scored(
+            ev.energy_j, ev.feasible, ev.violations, {"iteration_time_s": ev.iteration_time_s}
         )
-    return Result(
+    return scored_result(
         family=FAMILY,
         instance_id=instance.instance_id,
         method=method,
+        solution=None if choice is None else PemSolution(choice),
+        scored=scored,
         termination=termination,
-        status=status,
-        objective=objective,
+        tolerance=TOLERANCE,
+        proven_optimal=proven_optimal,
         bound=bound,
+        solver_objective=solver_objective,
         solver=solver,
         solver_version=solver_version,
-        solution=None if choice is None else PemSolution(choice),
         message=message,
         extra=extra,
     )

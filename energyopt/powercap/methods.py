@@ -6,8 +6,9 @@ import time
 from typing import Any
 
 from energyopt.core.highs import solve_with_highs
-from energyopt.core.registry import EvaluationMismatchError, register
+from energyopt.core.registry import register
 from energyopt.core.result import Result
+from energyopt.core.scoring import Scored, Tolerance, scored_result
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.powercap import milp as _milp
 from energyopt.powercap.bruteforce import brute_force
@@ -17,7 +18,7 @@ from energyopt.powercap.instance import PowercapInstance
 
 FAMILY = "powercap"
 #: Relative tolerance between a solver's objective and the evaluator's.
-OBJECTIVE_RTOL = 1e-6
+TOLERANCE = Tolerance(rtol=1e-6, atol=1e-6, unit="s")
 
 
 def powercap_result(
@@ -34,49 +35,39 @@ def powercap_result(
     message: str = "",
     extra: dict[str, Any] | None = None,
 ) -> Result:
-    """Score ``config`` with the evaluator and package it as a :class:`Result`.
+    """Score ``config`` with the evaluator and package it as a checked :class:`Result`.
 
     A solution the evaluator rejects, a solver objective that disagrees with it, or
     a bound above the objective raise :class:`EvaluationMismatchError` (bugs).
     """
-    objective, status = None, SolutionStatus.NONE
-    extra = dict(extra or {})
+    solution = scored = None
     if config is not None:
+        solution = PowercapSolution(config)
         ev = evaluate(instance, config)
-        if not ev.feasible:
-            raise EvaluationMismatchError(
-                f"{method}: solution rejected by the evaluator: {'; '.join(ev.violations)}"
-            )
-        if solver_objective is not None and abs(solver_objective - ev.mean_jct_s) > (
-            OBJECTIVE_RTOL * max(1.0, abs(ev.mean_jct_s))
-        ):
-            raise EvaluationMismatchError(
-                f"{method}: solver objective {solver_objective!r} s but the evaluator gives "
-                f"{ev.mean_jct_s!r} s"
-            )
-        objective = ev.mean_jct_s
-        status = SolutionStatus.OPTIMAL if proven_optimal else SolutionStatus.FEASIBLE
-        extra.update(
-            power_w=ev.power_w,
-            power_cap_w=ev.power_cap_w,
-            gpus_used=ev.gpus_used,
-            powered_nodes=ev.powered_nodes,
+        scored = Scored(
+            ev.mean_jct_s,
+            ev.feasible,
+            tuple(ev.violations),
+            {
+                "power_w": ev.power_w,
+                "power_cap_w": ev.power_cap_w,
+                "gpus_used": ev.gpus_used,
+                "powered_nodes": ev.powered_nodes,
+            },
         )
-    if bound is not None and objective is not None and bound > objective * (1 + 1e-7) + 1e-9:
-        raise EvaluationMismatchError(
-            f"{method}: bound {bound} s above its objective {objective} s"
-        )
-    return Result(
+    return scored_result(
         family=FAMILY,
         instance_id=instance.instance_id,
         method=method,
+        solution=solution,
+        scored=scored,
         termination=termination,
-        status=status,
-        objective=objective,
+        tolerance=TOLERANCE,
+        proven_optimal=proven_optimal,
         bound=bound,
+        solver_objective=solver_objective,
         solver=solver,
         solver_version=solver_version,
-        solution=None if config is None else PowercapSolution(config),
         message=message,
         extra=extra,
     )
