@@ -96,16 +96,4 @@ def solve_with_cpsat(
         )
         return outcome, solver
     except Exception as exc:
-        return (
-            SolverOutcome(
-                TerminationReason.ERROR,
-                SolutionStatus.NONE,
-                None,
-                None,
-                time.perf_counter() - tick,
-                "cp-sat",
-                version,
-                f"{type(exc).__name__}: {exc}",
-            ),
-            None,
-        )
+        return SolverOutcome.failure("cp-sat", version, tick, f"{type(exc).__name__}: {exc}"), None

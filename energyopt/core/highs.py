@@ -34,6 +34,20 @@ class SolverOutcome:
     message: str = ""
     extra: dict[str, Any] = dataclasses.field(default_factory=dict)
 
+    @classmethod
+    def failure(cls, solver: str, version: str, tick: float, message: str) -> SolverOutcome:
+        """An ``ERROR`` outcome without a solution, timed from ``tick`` (perf_counter)."""
+        return cls(
+            TerminationReason.ERROR,
+            SolutionStatus.NONE,
+            None,
+            None,
+            time.perf_counter() - tick,
+            solver,
+            version,
+            message,
+        )
+
 
 def highs_version() -> str:
     import highspy
@@ -139,15 +153,8 @@ def solve_with_highs(
         version = highs_version()
         solver = _highs_class()()
         if not solver.available():
-            return SolverOutcome(
-                TerminationReason.ERROR,
-                SolutionStatus.NONE,
-                None,
-                None,
-                time.perf_counter() - tick,
-                "highs",
-                version,
-                "HiGHS is not available to Pyomo (is highspy installed?)",
+            return SolverOutcome.failure(
+                "highs", version, tick, "HiGHS is not available to Pyomo (is highspy installed?)"
             )
         solver.warm_start = warm_start
         solver.deadline = None if time_limit is None else tick + float(time_limit)
@@ -192,13 +199,4 @@ def solve_with_highs(
             extra=extra,
         )
     except Exception as exc:  # a solver failure is a result, not a traceback
-        return SolverOutcome(
-            TerminationReason.ERROR,
-            SolutionStatus.NONE,
-            None,
-            None,
-            time.perf_counter() - tick,
-            "highs",
-            version,
-            f"{type(exc).__name__}: {exc}",
-        )
+        return SolverOutcome.failure("highs", version, tick, f"{type(exc).__name__}: {exc}")

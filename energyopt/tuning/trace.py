@@ -34,17 +34,11 @@ import numpy as np
 import pandas as pd
 
 from energyopt.core.instance import InstanceError
+from energyopt.profiles.readers import ZEUS_POWER_COLUMNS
 from energyopt.tuning.instance import TuningInstance
 
-POWER_COLUMNS = (
-    "dataset",
-    "network",
-    "batch_size",
-    "optimizer",
-    "power_limit",
-    "time_per_epoch",
-    "average_power",
-)
+# The Zeus summary_power_<gpu>.csv columns, defined once beside the profile readers.
+POWER_COLUMNS = ZEUS_POWER_COLUMNS
 TRAIN_COLUMNS = ("dataset", "network", "batch_size", "optimizer", "target_metric", "target_epoch")
 TRAIN_OPTIONAL = ("learning_rate", "run")
 

@@ -2,37 +2,16 @@ import pytest
 
 from energyopt.core.instance import InstanceError
 from energyopt.pipeline import (
-    OptionTable,
-    PemInstance,
     PemSolution,
     evaluate,
     instance_from_perseus_profile,
     synthetic_instance,
 )
 from energyopt.pipeline.evaluator import uniform_clock_choice
-from energyopt.pipeline.schedules import Computation
 
 
-def fork_instance(deadline_s=3.0):
-    """r (stage 0, fixed 1 s, 10 J) -> p (stage 0) and q (stage 1); S = 2, P_b = 5 W.
-
-    p: (1 s, 20 J) or (2 s, 12 J); q: (1 s, 20 J) or (3 s, 8 J).
-    """
-    tables = {
-        "r": OptionTable((None,), (1.0,), (10.0,)),
-        "p": OptionTable((1400, 700), (1.0, 2.0), (20.0, 12.0)),
-        "q": OptionTable((1400, 500), (1.0, 3.0), (20.0, 8.0)),
-    }
-    comps = (
-        Computation(0, "load", None, "r"),
-        Computation(0, "forward", 0, "p"),
-        Computation(1, "forward", 0, "q"),
-    )
-    return PemInstance(2, comps, ((0, 1), (0, 2)), tables, 5.0, deadline_s)
-
-
-def test_hand_checked_energy():
-    inst = fork_instance()
+def test_hand_checked_energy(fork):
+    inst = fork()
     # p slow, q fast: makespan 1 + max(2, 1) = 3 s. Energy 10 + 12 + 20 = 42 J of compute,
     # blocking 5 W * (2 GPUs * 3 s - (1 + 2 + 1) s busy) = 10 J; total 52 J.
     ev = evaluate(inst, PemSolution((0, 1, 0)))
@@ -44,8 +23,8 @@ def test_hand_checked_energy():
     assert list(ev.start_s) == [0.0, 1.0, 1.0]
 
 
-def test_deadline_violation_and_no_deadline():
-    inst = fork_instance()
+def test_deadline_violation_and_no_deadline(fork):
+    inst = fork()
     ev = evaluate(inst, PemSolution((0, 1, 1)))  # makespan 1 + 3 = 4 s > 3 s
     assert not ev.feasible and "exceeds the deadline" in ev.violations[0]
     # Without a deadline the energy counts to the makespan: 10+12+8 = 30 J compute,
@@ -54,8 +33,8 @@ def test_deadline_violation_and_no_deadline():
     assert ev.feasible and ev.energy_j == pytest.approx(40.0)
 
 
-def test_bad_solutions_are_clear_errors():
-    inst = fork_instance()
+def test_bad_solutions_are_clear_errors(fork):
+    inst = fork()
     with pytest.raises(InstanceError, match="2 choices for 3"):
         evaluate(inst, PemSolution((0, 1)))
     with pytest.raises(InstanceError, match=r"choice\[2\] = 5"):
@@ -80,7 +59,7 @@ def test_perseus_gpt3_all_max_clock(perseus_profile):
 
 
 @pytest.mark.parametrize("deadline", [None, 0.9, 5.0])
-def test_evaluate_many_equals_evaluate(deadline):
+def test_evaluate_many_equals_evaluate(deadline, fork):
     import numpy as np
 
     from energyopt.pipeline import random_dag_instance
@@ -90,7 +69,7 @@ def test_evaluate_many_equals_evaluate(deadline):
     for inst in (
         synthetic_instance(3, 5, 4, seed=3),
         random_dag_instance(9, 3, seed=7),
-        fork_instance(),
+        fork(),
     ):
         sizes = [len(t) for t in inst.option_times]
         choices = np.array([[rng.integers(k) for k in sizes] for _ in range(40)])
@@ -101,4 +80,4 @@ def test_evaluate_many_equals_evaluate(deadline):
             assert batch.energy_j[r] == pytest.approx(ev.energy_j, abs=1e-9)
             assert batch.feasible[r] == ev.feasible
     with pytest.raises(InstanceError, match=r"choices\[0\]\[0\] = 9"):
-        evaluate_many(fork_instance(), np.array([[9, 0, 0]]))
+        evaluate_many(fork(), np.array([[9, 0, 0]]))

@@ -11,25 +11,6 @@ from energyopt.pipeline.schedules import Computation
 EXACT = [("highs", {}), ("highs", {"formulation": "assignment"}), ("cpsat", {}), ("bruteforce", {})]
 
 
-def fork_instance(deadline_s):
-    """r (stage 0, fixed 1 s, 10 J) -> p (stage 0), q (stage 1); S = 2, P_b = 5 W.
-
-    Effective energies c = e - 5 t: r 5; p (1 s, 20 J) -> 15, (2 s, 12 J) -> 2;
-    q (1 s, 20 J) -> 15, (3 s, 8 J) -> -7. Energy = sum c + P_b S T = sum c + 10 T.
-    """
-    tables = {
-        "r": OptionTable((None,), (1.0,), (10.0,)),
-        "p": OptionTable((1400, 700), (1.0, 2.0), (20.0, 12.0)),
-        "q": OptionTable((1400, 500), (1.0, 3.0), (20.0, 8.0)),
-    }
-    comps = (
-        Computation(0, "load", None, "r"),
-        Computation(0, "forward", 0, "p"),
-        Computation(1, "forward", 0, "q"),
-    )
-    return PemInstance(2, comps, ((0, 1), (0, 2)), tables, 5.0, deadline_s)
-
-
 @pytest.mark.parametrize("method,opts", EXACT)
 @pytest.mark.parametrize(
     "deadline,energy,choice",
@@ -44,8 +25,8 @@ def fork_instance(deadline_s):
         (None, 40.0, (0, 1, 1)),
     ],
 )
-def test_hand_checked_fork(method, opts, deadline, energy, choice):
-    r = energyopt.solve(fork_instance(deadline), method, **opts)
+def test_hand_checked_fork(method, opts, deadline, energy, choice, fork):
+    r = energyopt.solve(fork(deadline), method, **opts)
     assert r.termination is TerminationReason.OPTIMAL, r.message
     assert r.status is SolutionStatus.OPTIMAL
     assert r.objective == pytest.approx(energy)
@@ -54,9 +35,9 @@ def test_hand_checked_fork(method, opts, deadline, energy, choice):
 
 
 @pytest.mark.parametrize("method,opts", EXACT)
-def test_infeasible_deadline(method, opts):
+def test_infeasible_deadline(method, opts, fork):
     # The fastest makespan is 2 s, so 1.5 s cannot be met.
-    r = energyopt.solve(fork_instance(1.5), method, **opts)
+    r = energyopt.solve(fork(1.5), method, **opts)
     assert r.termination is TerminationReason.INFEASIBLE
     assert r.status is SolutionStatus.NONE and r.objective is None
 
@@ -135,9 +116,9 @@ def test_bruteforce_refuses_large_instances():
     assert r.termination is TerminationReason.ERROR and "combinations" in r.message
 
 
-def test_exact_frontier_fork():
+def test_exact_frontier_fork(fork):
     # Breakpoints: T = 4 -> 40 J (minimal energy), T = 3 -> 52 J, T = 2 -> 55 J.
-    r = energyopt.solve(fork_instance(None), "exact-frontier")
+    r = energyopt.solve(fork(None), "exact-frontier")
     pts = [(p.deadline_s, p.objective) for p in r.frontier]
     assert pts == [
         pytest.approx((2.0, 55.0)),
@@ -157,18 +138,18 @@ def test_exact_frontier_matches_bruteforce(seed):
         assert p.objective == pytest.approx(ref.objective, abs=1e-6)
 
 
-def test_energy_at_uses_blocking_power_after_a_point():
+def test_energy_at_uses_blocking_power_after_a_point(fork):
     from energyopt.pipeline.frontier import energy_at
 
-    r = energyopt.solve(fork_instance(None), "exact-frontier")
+    r = energyopt.solve(fork(None), "exact-frontier")
     # Between breakpoints the energy grows with P_b S = 10 W: at 2.5 s the 2 s point
     # (55 J) waits 0.5 s more: 55 + 10 * 0.5 = 60 J.
-    assert energy_at(fork_instance(None), r.frontier, 2.5) == pytest.approx(60.0)
-    assert energy_at(fork_instance(None), r.frontier, 3.0) == pytest.approx(52.0)
-    assert energy_at(fork_instance(None), r.frontier, 1.0) == float("inf")
+    assert energy_at(fork(None), r.frontier, 2.5) == pytest.approx(60.0)
+    assert energy_at(fork(None), r.frontier, 3.0) == pytest.approx(52.0)
+    assert energy_at(fork(None), r.frontier, 1.0) == float("inf")
     # And it agrees with the exact optimum at that deadline.
-    assert energy_at(fork_instance(None), r.frontier, 2.5) == pytest.approx(
-        energyopt.solve(fork_instance(2.5), "bruteforce").objective
+    assert energy_at(fork(None), r.frontier, 2.5) == pytest.approx(
+        energyopt.solve(fork(2.5), "bruteforce").objective
     )
 
 
