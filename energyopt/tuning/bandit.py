@@ -210,9 +210,16 @@ class PruningExplorer:
         return True
 
     def _end_round(self) -> None:
-        self.sizes = sorted(self._good)
         self.round += 1
-        if self.round >= self.rounds or not self.sizes:
+        if not self._good:
+            # No batch size reached the target this round: there is no evidence to prune
+            # on (the paper is silent), so Thompson Sampling starts on this round's sizes
+            # rather than on none.
+            self.done = True
+            self.survivors = list(self.sizes)
+            return
+        self.sizes = sorted(self._good)
+        if self.round >= self.rounds:
             self.done = True
             self.survivors = list(self.sizes)
         else:

@@ -131,3 +131,24 @@ def test_explorer_ignores_out_of_order_reports():
     assert ex.report(8, 1.0, True) is False  # not the awaited batch size
     assert ex.pending == 16
     assert ex.report(16, 1.0, True) is True
+
+
+def test_round_where_nothing_reaches_the_target_prunes_nothing():
+    ex = PruningExplorer([8, 16, 32], default=16)
+    # Round 1: 16 fails (down stops), up: 32 fails -> no evidence: the round's sizes stay.
+    while (b := ex.next_batch_size()) is not None:
+        ex.report(b, 1.0, False)
+    assert ex.order == [16, 32]
+    assert ex.done and ex.survivors == [8, 16, 32]
+
+
+def test_generated_instances_run_every_method(tmp_path):
+    import energyopt
+    from energyopt.tuning.suites import suite
+
+    # Without the Zeus trace the suites fall back to generated instances; on one of them
+    # no batch size reached the target in the first pruning round (once a crash).
+    for inst in suite("paper", data_dir=tmp_path / "absent"):
+        for method in ("zeus", "grid-search", "default", "exact"):
+            r = energyopt.solve(inst, method, seed=0)
+            assert r.has_solution, (inst.name, method, r.message)
