@@ -29,18 +29,16 @@ def capacity_result(
     assignment: Assignment | None,
     *,
     termination: TerminationReason,
-    proven_optimal: bool = False,
-    bound: float | None = None,
-    solver_objective: float | None = None,
-    solver: str = "python",
-    solver_version: str = "",
-    message: str = "",
-    extra: dict[str, Any] | None = None,
+    **details: Any,
 ) -> Result:
     """Score ``assignment`` with the evaluator and package it as a checked :class:`Result`.
 
     A solution the evaluator rejects, a solver objective that disagrees with the
     evaluator, or a bound above the objective raise :class:`EvaluationMismatchError`.
+
+    ``details`` are :func:`energyopt.core.scoring.scored_result`'s keywords
+    (``proven_optimal``, ``bound``, ``solver_objective``, ``solver``,
+    ``solver_version``, ``message``, ``extra``).
     """
     solution = scored = None
     if assignment is not None:
@@ -66,13 +64,7 @@ def capacity_result(
         scored=scored,
         termination=termination,
         tolerance=TOLERANCE,
-        proven_optimal=proven_optimal,
-        bound=bound,
-        solver_objective=solver_objective,
-        solver=solver,
-        solver_version=solver_version,
-        message=message,
-        extra=extra,
+        **details,
     )
 
 

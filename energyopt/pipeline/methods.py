@@ -31,18 +31,16 @@ def pem_result(
     choice: tuple[int, ...] | None,
     *,
     termination: TerminationReason,
-    proven_optimal: bool = False,
-    bound: float | None = None,
-    solver_objective: float | None = None,
-    solver: str = "python",
-    solver_version: str = "",
-    message: str = "",
-    extra: dict[str, Any] | None = None,
+    **details: Any,
 ) -> Result:
     """Score ``choice`` with the evaluator and package it as a checked :class:`Result`.
 
     A solver objective that disagrees with the evaluator, or a solution the
     evaluator rejects, raises :class:`EvaluationMismatchError`: both are bugs.
+
+    ``details`` are :func:`energyopt.core.scoring.scored_result`'s keywords
+    (``proven_optimal``, ``bound``, ``solver_objective``, ``solver``,
+    ``solver_version``, ``message``, ``extra``).
     """
     scored = None
     if choice is not None:
@@ -58,13 +56,7 @@ def pem_result(
         scored=scored,
         termination=termination,
         tolerance=TOLERANCE,
-        proven_optimal=proven_optimal,
-        bound=bound,
-        solver_objective=solver_objective,
-        solver=solver,
-        solver_version=solver_version,
-        message=message,
-        extra=extra,
+        **details,
     )
 
 
