@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import random
+from itertools import repeat, starmap
 
 from energyopt.capacity.evaluator import Assignment
 from energyopt.capacity.instance import CapacityInstance
@@ -64,96 +65,145 @@ def _job_configs(
     """Per job: the rule's candidates (best first), their cumulative 1/score, the fallback order."""
     out = []
     now = instance.now_s
+    # Per class: its GPU type and c_ng for g = 1..G (the same for every job).
+    classes = [
+        (
+            instance.nodes[nodes[0]].gpu_type,
+            [
+                instance.cost_rate_eur_per_s(nodes[0], g)
+                for g in range(1, instance.nodes[nodes[0]].num_gpus + 1)
+            ],
+        )
+        for nodes in members
+    ]
     for j, job in enumerate(instance.jobs):
+        w, due_s = job.tardiness_weight_eur_per_s, job.due_s
+        restart = instance.restart_epochs(j)
         confs: list[_Config] = []
-        for c, nodes in enumerate(members):
-            node = instance.nodes[nodes[0]]
-            if node.gpu_type not in job.epoch_time_s:
+        for c, (gpu_type, rates) in enumerate(classes):
+            if gpu_type not in job.epoch_time_s:
                 continue
-            for g in range(1, node.num_gpus + 1):
-                t = instance.restart_epochs(j) * job.epoch_time_s[node.gpu_type][g - 1]
-                confs.append(_Config(c, g, t, t * instance.cost_rate_eur_per_s(nodes[0], g)))
+            times = job.epoch_time_s[gpu_type]
+            for g, rate in enumerate(rates, start=1):
+                t = restart * times[g - 1]
+                confs.append(_Config(c, g, t, t * rate, w * max(0.0, now + t - due_s)))
         if job.running is not None:
             n, g = job.running
             t = instance.remaining_time_s(j, n, g)
-            confs.append(_Config(-1 - n, g, t, t * instance.cost_rate_eur_per_s(n, g)))
-        w = job.tardiness_weight_eur_per_s
-        confs = [
-            dataclasses.replace(c, tardiness_eur=w * max(0.0, now + c.time_s - job.due_s))
-            for c in confs
-        ]
-        due = [c for c in confs if now + c.time_s < job.due_s]  # D_j (Alg. 1 line 8)
+            confs.append(
+                _Config(
+                    -1 - n,
+                    g,
+                    t,
+                    t * instance.cost_rate_eur_per_s(n, g),
+                    w * max(0.0, now + t - due_s),
+                )
+            )
+        due = [c for c in confs if now + c.time_s < due_s]  # D_j (Alg. 1 line 8)
         if due:
             rule = sorted(due, key=lambda c: (c.cost_eur, c.time_s))
             scores = [c.cost_eur for c in rule]
+            rest = [c for c in confs if not now + c.time_s < due_s]
         else:
             rule = sorted(confs, key=lambda c: (c.time_s, c.cost_eur))
             scores = [c.time_s for c in rule]
+            rest = []
         weights, acc = [], 0.0
         for s in scores:
             acc += 1.0 / max(s, 1e-12)
             weights.append(acc)
-        rest = sorted((c for c in confs if c not in rule), key=lambda c: (c.time_s, c.cost_eur))
+        rest.sort(key=lambda c: (c.time_s, c.cost_eur))
         out.append((rule, weights, rule + rest))
     return out
 
 
-def _place(
-    conf: _Config,
+# The search loop below runs J * MaxIt times per call, so it works on plain tuples and
+# lists built once per call: a configuration is ``(cls, g, time_s, tardiness_eur)`` with
+# ``cls`` as in _Config. Per node class c, ``buckets[c][f]`` lists the nodes of c with f
+# free GPUs, longest at that level first (a node that changes level goes to the end);
+# ``buckets[c][G_c]`` holds the closed nodes, and full nodes are in no list (no
+# configuration uses 0 GPUs). One integer ``mask`` says which lists are non-empty: bit
+# ``offset[c] + f`` for 1 <= f <= G_c. Where ASSIGN and ASSIGN_TO_SUBOPTIMAL put a job
+# (which configuration, which class and level) depends only on ``mask``, on how the
+# job's own node fits it (``own``) and on the rule's pick, so it is computed once per
+# such key and job (_Placements) and remembered for the rest of the call; each iteration
+# only reads the node itself, the first of its list.
+
+
+def _fit(
+    conf: tuple[int, int, float, float],
     open_only: bool,
-    free: list[int],
-    cap: list[int],
-    buckets: list[list[dict[int, None]]],
-) -> int | None:
-    """The node for ``conf``: an open node of its class with the fewest free GPUs that fit,
-    else (unless ``open_only``) a closed node of its class; ``None`` when none fits."""
-    g = conf.g
-    if conf.cls < 0:  # keep running where it runs
-        n = -1 - conf.cls
-        if free[n] >= g and (not open_only or free[n] < cap[n]):
-            return n
+    mask: int,
+    own: int,
+    offset: list[int],
+    top: list[int],
+) -> tuple[int, int] | None:
+    """Where ``conf`` fits: ``(c, f)`` for the list ``buckets[c][f]`` (an open node of
+    its class with the fewest free GPUs that fit, else, unless ``open_only``, a closed
+    one), ``(-1, n)`` for a running job's own node ``n``; ``None`` when it fits nowhere.
+    ``own``: 0 when the own node has fewer free GPUs than the job runs on, else 1 when it
+    is open, 2 when closed."""
+    cls, g = conf[0], conf[1]
+    if cls < 0:  # keep running where it runs
+        if own == 1 or (own == 2 and not open_only):
+            return -1, -1 - cls
         return None
-    levels = buckets[conf.cls]
-    top = len(levels) - 1
-    for f in range(g, top):  # open nodes, best fit first
-        if levels[f]:
-            return next(iter(levels[f]))  # the node longest at that level
-    if not open_only and top >= g and levels[top]:
-        return next(iter(levels[top]))
+    o, t = offset[cls], top[cls]
+    for f in range(g, t):  # open nodes, best fit first
+        if mask >> (o + f) & 1:
+            return cls, f
+    if not open_only and t >= g and mask >> (o + t) & 1:
+        return cls, t
     return None
 
 
-def _suboptimal(
-    fallback: list[_Config],
-    free: list[int],
-    cap: list[int],
-    buckets: list[list[dict[int, None]]],
-) -> tuple[_Config, int] | None:
-    """ASSIGN_TO_SUBOPTIMAL: the first configuration of ``fallback`` that fits on an open
-    node, else the first that fits on a closed one; ``None`` when nothing fits.
+def _assign(
+    pick: tuple[int, int, float, float],
+    fallback: tuple[tuple[int, int, float, float], ...],
+    *state,
+) -> tuple[tuple[int, int, float, float], int, int] | None:
+    """ASSIGN the rule's choice ``pick`` (Alg. 1 line 10), else ASSIGN_TO_SUBOPTIMAL
+    (line 12): the first configuration of ``fallback`` that fits on an open node, else the
+    first that fits on any node. ``(conf, c, f)`` as in _fit; ``None`` when nothing fits
+    (the job is postponed). ``state``: the arguments of _fit after ``open_only``."""
+    where = _fit(pick, False, *state)
+    if where is not None:
+        return (pick, *where)
+    for open_only in (True, False):
+        for conf in fallback:
+            where = _fit(conf, open_only, *state)
+            if where is not None:
+                return (conf, *where)
+    return None
 
-    One pass doing what ``_place(conf, True)`` then ``_place(conf, False)`` over the list
-    would do.
-    """
-    closed = None
-    for conf in fallback:
-        g = conf.g
-        if conf.cls < 0:
-            n = -1 - conf.cls
-            if free[n] >= g:
-                if free[n] < cap[n]:
-                    return conf, n
-                if closed is None:
-                    closed = (conf, n)
-            continue
-        levels = buckets[conf.cls]
-        top = len(levels) - 1
-        for f in range(g, top):
-            if levels[f]:
-                return conf, next(iter(levels[f]))
-        if closed is None and top >= g and levels[top]:
-            closed = (conf, next(iter(levels[top])))
-    return closed
+
+class _Placements(dict):
+    """Where one job goes, by key ``(mask * 3 + own) * len(rule) + i`` (``i``: the index
+    of the rule's pick): ``(c, f, g, time_s, tardiness_eur, opens)``, the list
+    ``buckets[c][f]`` or, with f = -1, the job's own node (of class c), and whether that
+    node is closed (it opens); ``()`` when the job is postponed. Filled on first use: the
+    value depends on the key alone."""
+
+    def __init__(self, rule, fallback, offset, top, own_class):
+        super().__init__()
+        self.rule, self.fallback, self.offset, self.top = rule, fallback, offset, top
+        self.own_class = own_class
+
+    def __missing__(self, key: int) -> tuple:
+        state, i = divmod(key, len(self.rule))
+        mask, own = divmod(state, 3)
+        where = _assign(self.rule[i], self.fallback, mask, own, self.offset, self.top)
+        if where is None:
+            value = ()
+        else:
+            conf, c, f = where
+            if c < 0:  # the own node, closed when own is 2
+                c, f, opens = self.own_class, -1, own == 2
+            else:
+                opens = f == self.top[c]
+            value = (c, f, conf[1], conf[2], conf[3], opens)
+        self[key] = value
+        return value
 
 
 def randomized_greedy(
@@ -188,7 +238,6 @@ def randomized_greedy(
         raise ValueError(f"swap_probability = {swap_probability!r}: must be in [0, 1]")
     rng = random.Random(seed)
     of_node, members = _node_classes(instance)
-    per_job = _job_configs(instance, of_node, members)
     jobs = instance.jobs
     J = instance.num_jobs
     now, beta, price = instance.now_s, instance.postponement_penalty, instance.eur_per_joule
@@ -199,76 +248,153 @@ def randomized_greedy(
     pressure = [now + float(instance.min_time_s[j]) - jobs[j].due_s for j in range(J)]  # Eq. 2
     base_order = sorted(range(J), key=lambda j: (-pressure[j], j))
     rmin = [float(x) for x in instance.min_restart_time_s]
+    N = len(instance.nodes)
     cap = [node.num_gpus for node in instance.nodes]
     idle_w = [node.idle_power_w for node in instance.nodes]
     gpu_w = [node.gpu_power_w for node in instance.nodes]
-    running = [job.running for job in jobs]
-    keep: list[_Config | None] = [None] * J
-    for j, (_, _, fallback) in enumerate(per_job):
-        for conf in fallback:
-            if conf.cls < 0:
-                keep[j] = conf
+    gpu_rate = [[g * w for g in range(G + 1)] for G, w in zip(cap, gpu_w)]
     postpone_base = [
         (beta * jobs[j].tardiness_weight_eur_per_s, now + rmin[j] - jobs[j].due_s) for j in range(J)
     ]
+    top = [cap[m[0]] for m in members]  # G_c
+    offset = [sum(t + 1 for t in top[:c]) for c in range(len(members))]
+    bit0 = [1 << offset[c] for c in of_node]  # bit f of node n's class: bit0[n] << f
+
+    # Per job, once: the rule's cumulative 1/score and its total, the rule's length, the
+    # key's stride and own-node terms, the remembered placements (_Placements), the node
+    # and g it runs on and its "keep" time and tardiness (a class configuration there is a
+    # keep too).
+    def as_tuple(c: _Config) -> tuple[int, int, float, float]:
+        return (c.cls, c.g, c.time_s, c.tardiness_eur)
+
+    per_job = []
+    for j, (rule, cum, fallback) in enumerate(_job_configs(instance, of_node, members)):
+        n_rule = len(rule)
+        keep = next((c for c in fallback if c.cls < 0), None)
+        if keep is not None:
+            # own: how the job's own node, with f free GPUs, fits the job (see _fit).
+            run_n, run_g = jobs[j].running
+            own = [0 if f < run_g else 1 if f < cap[run_n] else 2 for f in range(cap[run_n] + 1)]
+            keep_t, keep_tard = keep.time_s, keep.tardiness_eur
+        else:  # not running: read the spare entry of `free` (always 0), own 0
+            run_n, run_g, own = N, -1, [0]
+            keep_t = keep_tard = 0.0
+        rule_t, fallback_t = tuple(map(as_tuple, rule)), tuple(map(as_tuple, fallback))
+        per_job.append(
+            (
+                cum,
+                cum[-1],
+                n_rule,
+                3 * n_rule,
+                tuple(x * n_rule for x in own),
+                _Placements(rule_t, fallback_t, offset, top, of_node[run_n] if run_n < N else -1),
+                run_n,
+                run_g,
+                keep_t,
+                keep_tard,
+            )
+        )
+    # A randomized iteration draws J - 1 numbers for the swaps, then one per job with more
+    # than one candidate: the same count whatever the order, so an iteration's draws are
+    # taken in one go (the same calls in the same order), and a job the search never
+    # reaches (the cluster is full) has still consumed its draw.
+    n_swaps = max(J - 1, 0)
+    n_draws = n_swaps + sum(1 for p in per_job if p[2] > 1)
+    draw = rng.random
+    all_closed = sum(1 << (o + t) for o, t in zip(offset, top))
+    bisect_right = bisect.bisect_right
+    inf = float("inf")
+    # The swaps (Section 5, choice 2): for k = 0..J-2 the job at position k swaps with the
+    # next one when draw k < swap_p[job]. Position k is final once visited and position
+    # k + 1 still holds base_order[k + 1] then, so the loop carries the job that moves on
+    # (`cur`) and reads base_order[k + 1] (`nxt`). A last "draw" of inf never swaps and
+    # ends the order with the carried job (-1 stands for the position after the end).
+    after = [*base_order[1:], -1]
+    cur0 = base_order[0] if J else -1
+    no_swaps = [inf] * J  # iteration 0
 
     best_assign: Assignment | None = None
-    best_cost = float("inf")
+    best_cost = inf
     trace = GreedyTrace([], 0)
     for it in range(max_iterations):
-        randomized = it > 0
-        order = list(base_order)
+        randomized = it > 0  # iteration 0: no swap, the rule's choice
         if randomized:
-            for k in range(J - 1):
-                if rng.random() < swap_p[order[k]]:
-                    order[k], order[k + 1] = order[k + 1], order[k]
-        free = list(cap)
-        # buckets[c][f]: nodes of class c with f free GPUs (insertion-ordered), for best fits.
-        buckets: list[list[dict[int, None]]] = [
-            [{} for _ in range(cap[m[0]])] + [dict.fromkeys(m)] for m in members
-        ]
-        assign: list[tuple[int, int] | None] = [None] * J
-        theta = float("inf")
+            draws = list(starmap(draw, repeat((), n_draws)))  # n_draws calls of draw()
+            swaps = draws[:n_swaps]
+            swaps.append(inf)
+            k = n_swaps  # the next draw of a configuration
+        else:
+            swaps = no_swaps
+        free = [*cap, 0]  # and a spare entry, for jobs that do not run
+        buckets = [[[] for _ in range(t)] + [list(m)] for t, m in zip(top, members)]
+        mask = all_closed
+        # The schedule: job j on node node_of[j] (-1: postponed) with gpus_of[j] GPUs.
+        node_of, gpus_of = [-1] * J, [0] * J
+        theta = inf
         tardiness = rate = 0.0
+        postponed = False  # whether a job may be left without a node
 
-        for j in order:
-            rule, cum, fallback = per_job[j]
-            if randomized and len(rule) > 1:
-                pick = rule[bisect.bisect_right(cum, rng.random() * cum[-1])]
+        cur = cur0
+        for r, nxt in zip(swaps, after):
+            if r < swap_p[cur]:
+                j = nxt  # cur swaps with nxt and moves on
             else:
-                pick = rule[0]
-            conf, n = pick, _place(pick, False, free, cap, buckets)  # ASSIGN (Alg. 1 line 10)
-            if n is None:  # ASSIGN_TO_SUBOPTIMAL (line 12)
-                found = _suboptimal(fallback, free, cap, buckets)
-                if found is None:
-                    continue  # nothing fits anywhere: postponed
-                conf, n = found
-            g = conf.g
-            c = of_node[n]
-            level = free[n]
-            del buckets[c][level][n]
-            free[n] = level - g
-            buckets[c][level - g][n] = None
-            a = (n, g)
-            assign[j] = a
-            if a == running[j]:  # a class configuration on its own node is a "keep"
-                conf = keep[j]
-            if level == cap[n]:  # the node opens
+                j, cur = cur, nxt
+            cum, tot, n_rule, stride, own, placements, run_n, run_g, keep_t, keep_tard = per_job[j]
+            if randomized and n_rule > 1:
+                i = bisect_right(cum, draws[k] * tot)
+                k += 1
+            else:
+                i = 0
+            f = free[run_n]  # the own node's free GPUs (the spare 0 when not running)
+            where = placements[mask * stride + own[f] + i]
+            if not where:
+                postponed = True
+                continue  # nothing fits anywhere: postponed
+            c, level, g, t, tard, opens = where
+            levels = buckets[c]
+            if level >= 0:  # the node longest at that level
+                nodes = levels[level]
+                n = nodes[0]
+                del nodes[0]
+                if n == run_n and g == run_g:  # a class configuration on its own node: a keep
+                    t, tard = keep_t, keep_tard
+            else:  # the job's own node
+                n, level = run_n, f
+                nodes = levels[f]
+                nodes.remove(n)
+            # Node n goes from `level` free GPUs to `rest`.
+            rest = level - g
+            free[n] = rest
+            if not nodes:
+                mask ^= bit0[n] << level
+            if opens:  # the node opens
                 rate += idle_w[n]
-            rate += g * gpu_w[n]
-            if conf.time_s < theta:
-                theta = conf.time_s
-            tardiness += conf.tardiness_eur
-        if theta == float("inf"):
+            if rest:
+                nodes = levels[rest]
+                if not nodes:
+                    mask |= bit0[n] << rest
+                nodes.append(n)
+            node_of[j] = n
+            gpus_of[j] = g
+            rate += gpu_rate[n][g]  # g * gpu_w[n]
+            if t < theta:
+                theta = t
+            tardiness += tard
+            if not mask:  # no node has a free GPU: every job not yet placed is postponed
+                postponed = True
+                break
+        if theta == inf:
             theta = instance.idle_horizon_s
         cost = theta * rate * price + tardiness
-        for j in range(J):
-            if assign[j] is None:
+        if postponed:
+            for j in [j for j in range(J) if node_of[j] < 0]:  # by index
                 bw, late = postpone_base[j]
                 if late + theta > 0:
                     cost += bw * (late + theta)
         if cost < best_cost:  # Alg. 1 lines 18-20
-            best_cost, best_assign = cost, tuple(assign)
+            best_cost = cost
+            best_assign = tuple([None if n < 0 else (n, g) for n, g in zip(node_of, gpus_of)])
             trace.improvements += 1
         trace.best_per_iteration.append(best_cost)
     assert best_assign is not None
