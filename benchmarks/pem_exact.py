@@ -5,7 +5,8 @@ The deadline is halfway between the fastest and the minimal-energy iteration tim
 table gives wall time, termination, objective (evaluated), proven bound and gap.
 
     .venv/bin/python benchmarks/pem_exact.py [--seeds 0 1 2] [--time-limit 120]
-    .venv/bin/python benchmarks/pem_exact.py --profile ../shared/data/perseus-sosp24/gpt3-175b+a100_sxm_bf16.csv
+    .venv/bin/python benchmarks/pem_exact.py \
+        --profile ../shared/data/perseus-sosp24/gpt3-175b+a100_sxm_bf16.csv
 
 Synthetic instances (``synthetic_instance``) have simulated DVFS options, labelled so.
 With ``--profile``, the first stages of a Perseus stage profile are used with
@@ -18,10 +19,10 @@ import argparse
 import platform
 import time
 
-import energyopt
-from energyopt.core.table import format_table
 import numpy as np
 
+import energyopt
+from energyopt.core.table import format_table
 from energyopt.pipeline import PemInstance, read_perseus_profile, synthetic_instance
 from energyopt.pipeline.evaluator import deadline_between
 
