@@ -37,9 +37,7 @@ def _ticks(x: float, resolution: float, up: bool) -> int:
 def _units(c: float, unit: float, primal: bool) -> int:
     # The primal model only needs a good ordering of costs; the bound model must not overstate them.
     q = c / unit
-    return (
-        round(q) if primal or abs(q - round(q)) <= 1e-9 * max(1.0, abs(q)) else math.floor(q)
-    )
+    return round(q) if primal or abs(q - round(q)) <= 1e-9 * max(1.0, abs(q)) else math.floor(q)
 
 
 def build_cp_model(
