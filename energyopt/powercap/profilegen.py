@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from energyopt.profiles.schema import profile_row
+
 #: Supported SM clocks of the simulated GPU (MHz): 585..1530 in the hardware step of 105 MHz.
 CLOCKS_MHZ: tuple[int, ...] = tuple(range(585, 1531, 105))
 #: Clock step Delta_f of Algorithm 1 (MHz).
@@ -169,21 +171,21 @@ def simulated_profile(
                     t = float(t) * float(np.exp(rng.normal(0.0, noise)))
                     e = float(e) * float(np.exp(rng.normal(0.0, noise)))
                     rows.append(
-                        {
-                            "gpu": GPU_NAME,
-                            "knob": "sm_clock_mhz",
-                            "knob_value": float(f),
-                            "workload": name,
-                            "operation": "iteration",
-                            "batch_size": int(bs),
-                            "time_s": t,
-                            "energy_j": e,
-                            "samples": samples,
-                            "source": src,
-                            "num_gpus": int(n),
-                            "power_w": e / t / n,
-                            "gpus_per_node": gpus_per_node,
-                        }
+                        profile_row(
+                            gpu=GPU_NAME,
+                            knob="sm_clock_mhz",
+                            knob_value=float(f),
+                            workload=name,
+                            operation="iteration",
+                            batch_size=int(bs),
+                            time_s=t,
+                            energy_j=e,
+                            samples=samples,
+                            source=src,
+                            num_gpus=int(n),
+                            power_w=e / t / n,  # per GPU here
+                            gpus_per_node=gpus_per_node,
+                        )
                     )
     df = pd.DataFrame(rows)
     df.attrs.update(

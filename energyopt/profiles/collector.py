@@ -30,7 +30,7 @@ import pandas as pd
 
 from energyopt.core.instance import InstanceError
 from energyopt.profiles.device import GpuDevice, GpuError, GpuNotSupportedError
-from energyopt.profiles.schema import KNOBS, validate_profile
+from energyopt.profiles.schema import KNOBS, profile_row, validate_profile
 
 Step = Callable[[], Any]
 
@@ -288,19 +288,18 @@ def sweep(
                     synchronize=synchronize,
                     sampling_period_s=sampling_period_s,
                 )
-                row = {
-                    "gpu": info.name,
-                    "knob": knob,
-                    "knob_value": value,
-                    "workload": workload,
-                    "operation": op,
-                    "batch_size": int(batch_size),
-                    "time_s": t,
-                    "energy_j": e,
-                    "samples": n,
-                    "source": getattr(device, "source", info.backend),
-                    "power_w": e / t if t > 0 else math.nan,
-                }
+                row = profile_row(
+                    gpu=info.name,
+                    knob=knob,
+                    knob_value=value,
+                    workload=workload,
+                    operation=op,
+                    batch_size=int(batch_size),
+                    time_s=t,
+                    energy_j=e,
+                    samples=n,
+                    source=getattr(device, "source", info.backend),
+                )
                 if stage is not None:
                     row["stage"] = int(stage)
                 rows.append(row)

@@ -21,7 +21,7 @@ import pandas as pd
 
 from energyopt.core.instance import InstanceError
 from energyopt.pipeline.readers import read_perseus_profile
-from energyopt.profiles.schema import KNOBS, validate_profile
+from energyopt.profiles.schema import KNOBS, profile_row, validate_profile
 
 ZEUS_POWER_COLUMNS = (
     "dataset",
@@ -85,20 +85,19 @@ def read_perseus_stage_profile(
         stage_txt, op = key.split("/")
         for f, t, e in zip(table.sm_clock_mhz, table.time_s, table.energy_j):
             rows.append(
-                {
-                    "gpu": gpu or stem_gpu or "unknown",
-                    "knob": "sm_clock_mhz",
-                    "knob_value": f,
-                    "workload": workload or stem_workload,
-                    "operation": op,
-                    "batch_size": 0,
-                    "time_s": t,
-                    "energy_j": e,
-                    "samples": 1,
-                    "source": "perseus-profile",
-                    "stage": int(stage_txt[1:]),
-                    "power_w": e / t if t > 0 else math.nan,
-                }
+                profile_row(
+                    gpu=gpu or stem_gpu or "unknown",
+                    knob="sm_clock_mhz",
+                    knob_value=f,
+                    workload=workload or stem_workload,
+                    operation=op,
+                    batch_size=0,
+                    time_s=t,
+                    energy_j=e,
+                    samples=1,
+                    source="perseus-profile",
+                    stage=int(stage_txt[1:]),
+                )
             )
     df = validate_profile(pd.DataFrame(rows), str(path))
     df = df.sort_values(["stage", "operation", "knob_value"], ascending=[True, True, False])
@@ -133,20 +132,20 @@ def read_zeus_power_trace(path: str | Path, *, gpu: str | None = None) -> pd.Dat
                 "must be an integer"
             )
         rows.append(
-            {
-                "gpu": name,
-                "knob": "power_limit_w",
-                "knob_value": pl,
-                "workload": f"{df.at[idx, 'dataset']}/{df.at[idx, 'network']}",
-                "operation": "epoch",
-                "batch_size": int(bs),
-                "time_s": t,
-                "energy_j": p * t,
-                "samples": 1,
-                "source": "zeus-trace",
-                "power_w": p,
-                "optimizer": str(df.at[idx, "optimizer"]),
-            }
+            profile_row(
+                gpu=name,
+                knob="power_limit_w",
+                knob_value=pl,
+                workload=f"{df.at[idx, 'dataset']}/{df.at[idx, 'network']}",
+                operation="epoch",
+                batch_size=int(bs),
+                time_s=t,
+                energy_j=p * t,
+                samples=1,
+                source="zeus-trace",
+                power_w=p,
+                optimizer=str(df.at[idx, "optimizer"]),
+            )
         )
     dup = pd.DataFrame(rows).duplicated(["workload", "batch_size", "optimizer", "knob_value"])
     if dup.any():
@@ -234,20 +233,19 @@ def read_zeus_monitor_log(
         t = sum(w[0] for w in windows) / n
         e = sum(w[1] for w in windows) / n
         rows.append(
-            {
-                "gpu": gpu,
-                "knob": knob,
-                "knob_value": value,
-                "workload": workload,
-                "operation": op,
-                "batch_size": int(batch_size),
-                "time_s": t,
-                "energy_j": e,
-                "samples": n,
-                "source": "zeus-monitor",
-                "num_gpus": len(energy_cols),
-                "power_w": e / t if t > 0 else math.nan,
-            }
+            profile_row(
+                gpu=gpu,
+                knob=knob,
+                knob_value=value,
+                workload=workload,
+                operation=op,
+                batch_size=int(batch_size),
+                time_s=t,
+                energy_j=e,
+                samples=n,
+                source="zeus-monitor",
+                num_gpus=len(energy_cols),
+            )
         )
     out = validate_profile(pd.DataFrame(rows), str(path))
     out.attrs.update({"source": "zeus-monitor", "file": path.name, "gpu": gpu})

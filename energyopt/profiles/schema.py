@@ -50,6 +50,42 @@ OPTIONAL_COLUMNS: tuple[str, ...] = ("stage", "num_gpus", "power_w")
 KNOBS: tuple[str, ...] = ("sm_clock_mhz", "power_limit_w")
 
 
+def profile_row(
+    *,
+    gpu: str,
+    knob: str,
+    knob_value: float,
+    workload: str,
+    operation: str,
+    batch_size: int,
+    time_s: float,
+    energy_j: float,
+    samples: int,
+    source: str,
+    **optional: Any,
+) -> dict[str, Any]:
+    """One profile row: the schema's columns in order, then the optional ones.
+
+    ``power_w`` defaults to the operation's mean power ``energy_j / time_s`` (NaN for
+    a zero time); pass it to record another figure.
+    """
+    row: dict[str, Any] = {
+        "gpu": gpu,
+        "knob": knob,
+        "knob_value": knob_value,
+        "workload": workload,
+        "operation": operation,
+        "batch_size": int(batch_size),
+        "time_s": time_s,
+        "energy_j": energy_j,
+        "samples": samples,
+        "source": source,
+    }
+    row.update(optional)
+    row.setdefault("power_w", energy_j / time_s if time_s > 0 else math.nan)
+    return row
+
+
 def validate_profile(df: pd.DataFrame, where: str = "profile") -> pd.DataFrame:
     """Check a profile table and return it with canonical dtypes and column order.
 
