@@ -127,10 +127,7 @@ def solve_highs(
         if T is None and solver_objective is not None:
             # Without a deadline T is a variable that an incumbent may leave above its
             # makespan; the energy counts to the makespan, so compare at the model's T.
-            slack = (
-                pyo.value(model.T)
-                - evaluate(work, _milp.read_choice(model, work), None).iteration_time_s
-            )
+            slack = pyo.value(model.T) - evaluate(work, choice, None).iteration_time_s
             solver_objective -= instance.p_blocking_w * instance.num_stages * slack
         if report is not None:
             choice = report.to_original(instance, choice)

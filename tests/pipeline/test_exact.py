@@ -102,13 +102,11 @@ def test_time_limit_is_a_result():
     inst = synthetic_instance(4, 8, 10, seed=1)
     inst = inst.with_deadline(deadline_between(inst, 0.5))
     r = energyopt.solve(inst, "cpsat", time_limit=0.2, bound_model=False)
-    assert r.termination in (
-        TerminationReason.TIME_LIMIT,
-        TerminationReason.OPTIMAL,
-        TerminationReason.COMPLETED,
-    )
-    if r.has_solution:
-        assert r.objective is not None
+    # A time limit is a result with a status, never an error or an exception.
+    assert r.termination is not TerminationReason.ERROR, r.message
+    assert r.has_solution == (r.objective is not None)
+    if r.has_solution and r.bound is not None:
+        assert r.bound <= r.objective + 1e-6
 
 
 def test_bruteforce_refuses_large_instances():
@@ -169,6 +167,6 @@ def test_time_limited_highs_without_deadline_is_scored_at_the_makespan():
     # energy is counted to the makespan, and that must not be mistaken for a mismatch.
     inst = synthetic_instance(8, 16, 10, seed=0)
     r = energyopt.solve(inst, "highs", time_limit=3)
-    if r.has_solution:
-        assert r.bound is None or r.bound <= r.objective + 1e-6
-        assert r.extra["iteration_time_s"] > 0
+    assert r.has_solution, r.message  # HiGHS' own heuristics find one within seconds
+    assert r.bound is None or r.bound <= r.objective + 1e-6
+    assert r.extra["iteration_time_s"] > 0
