@@ -4,33 +4,25 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from pathlib import Path
 from typing import Any, ClassVar
+
+from energyopt.core.errors import InstanceError
+from energyopt.core.validate import fail, number
 
 #: Family name -> instance class, filled by the families' modules.
 INSTANCE_TYPES: dict[str, type[InstanceBase]] = {}
 
 
-class InstanceError(ValueError):
-    """Invalid instance data; the message names the source, the field and the value."""
-
-
 def check(condition: bool, field: str, value: Any, why: str) -> None:
     """Raise :class:`InstanceError` naming ``field`` and ``value`` unless ``condition``."""
     if not condition:
-        raise InstanceError(f"{field} = {value!r}: {why}")
+        raise fail(field, value, why)
 
 
 def finite_nonneg(field: str, value: Any) -> float:
-    """``value`` as a float, checked finite and >= 0."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise InstanceError(f"{field} = {value!r}: not a number") from None
-    check(math.isfinite(x), field, value, "must be finite")
-    check(x >= 0, field, value, "must be non-negative")
-    return x
+    """``value`` as a float, checked finite and >= 0 (a bool or a string is no number)."""
+    return number(field, value, minimum=0.0)
 
 
 class InstanceBase:
@@ -83,30 +75,21 @@ def _load(source: str | Path, expected: type[InstanceBase] | None) -> InstanceBa
     from energyopt.core.registry import FAMILY_MODULES
     from energyopt.core.registry import _load as load_family
 
-    where = "<text>"
-    if isinstance(source, Path) or (
-        isinstance(source, str) and not source.lstrip().startswith("{")
-    ):
-        where = str(source)
-        try:
-            text = Path(source).read_text()
-        except OSError as exc:
-            raise InstanceError(f"{where}: cannot read: {exc.strerror or exc}") from None
-        except UnicodeDecodeError:
-            raise InstanceError(f"{where}: not a text file") from None
-    else:
-        text = str(source)
+    where, text = _read_source(source)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InstanceError(f"{where}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except RecursionError:
+        raise InstanceError(f"{where}: JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer literal beyond Python's digit limit
+        raise InstanceError(f"{where}: not valid JSON ({str(exc)[:80]})") from None
     if not isinstance(data, dict):
         raise InstanceError(f"{where}: expected a JSON object, got {type(data).__name__}")
     family = data.get("family")
-    if family not in FAMILY_MODULES:
-        raise InstanceError(
-            f"{where}: field 'family' = {family!r}: not one of {', '.join(sorted(FAMILY_MODULES))}"
-        )
+    if not isinstance(family, str) or family not in FAMILY_MODULES:
+        known = ", ".join(sorted(FAMILY_MODULES))
+        raise InstanceError(f"{where}: field {fail(repr('family'), family, 'not one of ' + known)}")
     load_family(family)
     cls = INSTANCE_TYPES.get(family)
     if cls is None:
@@ -117,6 +100,24 @@ def _load(source: str | Path, expected: type[InstanceBase] | None) -> InstanceBa
         return cls.from_dict(data)
     except InstanceError as exc:
         raise InstanceError(f"{where}: {exc}") from None
-    except (KeyError, TypeError, ValueError) as exc:
-        what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+    except (KeyError, TypeError, ValueError, OverflowError, RecursionError) as exc:
+        what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)[:200]
         raise InstanceError(f"{where}: {what}") from None
+
+
+def _read_source(source: str | Path) -> tuple[str, str]:
+    """``(where, text)``: a path is read (even one whose name starts with ``{``), else text."""
+    if isinstance(source, str) and source.lstrip().startswith(("{", "[")):
+        try:
+            is_file = Path(source).is_file()
+        except (OSError, ValueError):
+            is_file = False
+        if not is_file:
+            return "<text>", source
+    where = str(source)
+    try:
+        return where, Path(source).read_text()
+    except OSError as exc:
+        raise InstanceError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, ValueError):
+        raise InstanceError(f"{where}: not a text file") from None

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from energyopt.core.errors import EvaluationMismatchError
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
 
@@ -39,10 +40,6 @@ class Method:
 
 
 _REGISTRY: dict[str, dict[str, Method]] = {}
-
-
-class EvaluationMismatchError(AssertionError):
-    """A solver's own objective disagrees with the family's evaluator: a modelling bug."""
 
 
 def register(

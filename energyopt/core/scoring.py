@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from energyopt.core.registry import EvaluationMismatchError
+from energyopt.core.errors import EvaluationMismatchError
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
 

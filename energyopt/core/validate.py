@@ -1,0 +1,182 @@
+"""Strict readers for fields of instance data read from JSON, CSV or the command line.
+
+Every family's ``from_dict`` reads its fields through these functions, so that one
+set of rules holds everywhere:
+
+- a bool is never a number (JSON ``true`` is not ``1``);
+- an integer field takes an ``int``, or a ``float`` that is integral (``2.0``), never
+  ``2.5`` and never the string ``"2"``;
+- a number field takes an ``int`` or a ``float``; it must be finite unless the caller
+  allows infinity, and a huge integer (``10**400``) is an error, not an OverflowError;
+- sizes are bounded, so that absurd sizes are refused before any work starts.
+
+Each failure raises :class:`~energyopt.core.instance.InstanceError` whose message names
+the field and the value (the value is shortened to keep messages on one line).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from energyopt.core.errors import InstanceError
+
+#: Upper bound on any count read from data (stages, microbatches, jobs, recurrences ...).
+MAX_COUNT = 10_000_000
+
+#: Longest message fragment used to show a rejected value.
+_SHOWN = 60
+
+
+def shown(value: Any) -> str:
+    """``repr(value)`` cut to a readable length for a one-line message."""
+    try:
+        text = repr(value)
+    except Exception:  # a repr that fails must not hide the real error
+        text = f"<{type(value).__name__}>"
+    text = text.replace("\n", " ")
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+def fail(field: str, value: Any, why: str) -> InstanceError:
+    """The error for ``field = value``: ``why``."""
+    return InstanceError(f"{field} = {shown(value)}: {why}")
+
+
+def integer(
+    field: str, value: Any, *, minimum: int | None = None, maximum: int | None = MAX_COUNT
+) -> int:
+    """``value`` as an ``int``: an int, or an integral finite float; bools rejected."""
+    if isinstance(value, bool):
+        raise fail(field, value, "must be an integer, not a boolean")
+    if isinstance(value, int):
+        result = value
+    elif isinstance(value, float):
+        if not math.isfinite(value) or not value.is_integer():
+            raise fail(field, value, "must be an integer")
+        result = int(value)
+    else:
+        raise fail(field, value, f"must be an integer, not {type(value).__name__}")
+    if minimum is not None and result < minimum:
+        raise fail(field, value, f"must be >= {minimum}")
+    if maximum is not None and result > maximum:
+        raise fail(field, value, f"must be <= {maximum}")
+    return result
+
+
+def number(
+    field: str,
+    value: Any,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    positive: bool = False,
+    allow_inf: bool = False,
+) -> float:
+    """``value`` as a finite ``float`` (an int or a float; bools and strings rejected)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        kind = "a boolean" if isinstance(value, bool) else type(value).__name__
+        raise fail(field, value, f"must be a number, not {kind}")
+    try:
+        x = float(value)
+    except OverflowError:
+        raise fail(field, value, "is too large") from None
+    if math.isnan(x) or (math.isinf(x) and not allow_inf):
+        raise fail(field, value, "must be finite")
+    if positive and not x > 0:
+        raise fail(field, value, "must be positive")
+    if minimum is not None and x < minimum:
+        raise fail(field, value, f"must be >= {minimum:g}")
+    if maximum is not None and x > maximum:
+        raise fail(field, value, f"must be <= {maximum:g}")
+    return x
+
+
+def nonneg(field: str, value: Any) -> float:
+    """A finite number >= 0."""
+    return number(field, value, minimum=0.0)
+
+
+def positive(field: str, value: Any) -> float:
+    """A finite number > 0."""
+    return number(field, value, positive=True)
+
+
+def boolean(field: str, value: Any) -> bool:
+    """A JSON boolean; ``0``/``1`` and strings are rejected."""
+    if not isinstance(value, bool):
+        raise fail(field, value, f"must be true or false, not {type(value).__name__}")
+    return value
+
+
+def string(field: str, value: Any, *, nonempty: bool = True, max_length: int = 10_000) -> str:
+    """A string (not a number, list or object)."""
+    if not isinstance(value, str):
+        raise fail(field, value, f"must be a string, not {type(value).__name__}")
+    if nonempty and not value.strip():
+        raise fail(field, value, "must not be empty")
+    if len(value) > max_length:
+        raise fail(field, value, f"longer than {max_length} characters")
+    return value
+
+
+def sequence(
+    field: str, value: Any, *, max_length: int = MAX_COUNT, nonempty: bool = False
+) -> list:
+    """A JSON array (a list or tuple); objects and strings are rejected."""
+    if not isinstance(value, list | tuple):
+        raise fail(field, value, f"must be a list, not {type(value).__name__}")
+    if nonempty and not value:
+        raise fail(field, value, "must not be empty")
+    if len(value) > max_length:
+        raise fail(field, f"<{len(value)} items>", f"more than {max_length} items")
+    return list(value)
+
+
+def mapping(field: str, value: Any) -> dict:
+    """A JSON object."""
+    if not isinstance(value, dict):
+        raise fail(field, value, f"must be an object, not {type(value).__name__}")
+    return value
+
+
+def choice(field: str, value: Any, options: Iterable[str]) -> str:
+    """One of ``options`` (strings)."""
+    allowed = list(options)
+    if not isinstance(value, str) or value not in allowed:
+        raise fail(field, value, f"must be one of {', '.join(map(repr, allowed))}")
+    return value
+
+
+def unique(field: str, names: Sequence[Any]) -> None:
+    """Reject a repeated name in ``names``."""
+    seen: set[Any] = set()
+    for name in names:
+        if name in seen:
+            raise fail(field, name, "appears more than once")
+        seen.add(name)
+
+
+def version(data: dict, supported: Iterable[int] = (1,)) -> int:
+    """The ``version`` field of an instance dictionary (absent means 1)."""
+    allowed = tuple(supported)
+    value = data.get("version", 1)
+    if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
+        readable = ", ".join(map(str, allowed))
+        raise fail("version", value, f"unsupported; this energyopt reads {readable}")
+    return value
+
+
+def fields(
+    data: dict, where: str, *, required: Iterable[str], optional: Iterable[str] = ()
+) -> None:
+    """Reject missing required keys and unknown keys of ``data`` (an object at ``where``)."""
+    req, opt = list(required), set(optional)
+    missing = [k for k in req if k not in data]
+    if missing:
+        raise InstanceError(f"{where}: missing field {', '.join(map(repr, missing))}")
+    unknown = sorted(set(data) - set(req) - opt)
+    if unknown:
+        shown_keys = ", ".join(map(repr, unknown[:5]))
+        raise InstanceError(f"{where}: unknown field {shown_keys}")
