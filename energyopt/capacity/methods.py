@@ -65,6 +65,7 @@ def capacity_result(
         termination=termination,
         tolerance=TOLERANCE,
         **details,
+        positive_objective=True,
     )
 
 

@@ -62,6 +62,7 @@ def powercap_result(
         termination=termination,
         tolerance=TOLERANCE,
         **details,
+        positive_objective=True,
     )
 
 
