@@ -3,7 +3,7 @@
 Replace each computation's option table by the lower convex hull of its points
 (time, effective energy ``e - P_b t``) and let its duration vary continuously
 between the fastest option and the cheapest one (``formulations/pem.md``,
-Sec. 5, Eqs. PEM-R1..R5). Every plan of the MILP is a point of this LP, so its
+Sec. 7, Eqs. PEM-R1..R5). Every plan of the MILP is a point of this LP, so its
 optimum ``L(T)`` is a lower bound on the least effective energy of any plan with
 makespan at most ``T``, and ``L(T) + P_b S T`` bounds the energy (Perseus Eq. 4).
 
@@ -110,7 +110,7 @@ class HullRelaxation:
         self.cheapest_makespan_s = _longest_path(instance, self.t_cheap)
         self._build()
 
-    # -- the LP (formulations/pem.md, Sec. 5) ---------------------------------------
+    # -- the LP (formulations/pem.md, Sec. 7) ---------------------------------------
     def _build(self) -> None:
         n = self.n
         self.col_d, self.col_z, self.col_s, self.col_T = 0, n, 2 * n, 3 * n

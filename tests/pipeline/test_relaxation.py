@@ -134,3 +134,17 @@ def test_certified_crawl_frontier():
         tol = 1e-7 * max(1.0, abs(opt))
         assert p.bound <= opt + tol and opt <= p.objective + tol
     assert 0.0 <= r.extra["frontier_gap_max"] < 1 and math.isfinite(r.extra["frontier_gap_median"])
+
+
+def test_formulation_doc_and_code_cite_the_same_relaxation_equations():
+    import inspect
+    import re
+    from pathlib import Path
+
+    from energyopt.pipeline import relaxation
+
+    doc = (Path(__file__).resolve().parents[2] / "formulations" / "pem.md").read_text()
+    tag = re.compile(r"PEM-R(\d)")
+    assert {m.group(1) for m in tag.finditer(doc)} == set("1234567")
+    code = {m.group(1) for m in tag.finditer(inspect.getsource(relaxation))}
+    assert code == set("1234567")
