@@ -17,7 +17,6 @@ from energyopt.pipeline import cpsat as _cpsat
 from energyopt.pipeline import exact as _exact
 from energyopt.pipeline.evaluator import PemSolution, evaluate
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.warmstart import slack_descent
 
 FAMILY = "pipeline"
 #: How far a solver's objective (or a bound) may stray from the evaluator's.
@@ -241,37 +240,63 @@ def solve_cpsat(
     filter_dominated: bool = True,
     bound_model: bool = True,
 ) -> Result:
-    """PEM in CP-SAT (formulations/pem.md, Sec. 4): times rounded up (primal), down (bound)."""
+    """PEM in CP-SAT (formulations/pem.md, Sec. 4): times rounded up (primal), down (bound).
+
+    When the rounded-up times miss a deadline that the exact times meet, the
+    resolution is refined tenfold while time is left (down to 1e8 ticks per
+    deadline); if that does not find a plan either, the relaxation's rounded plan
+    is reported with CP-SAT's bound. The message says what was done.
+    """
     tick = time.perf_counter()
+    stop_at = None if time_limit is None else tick + float(time_limit)
     work, report = instance.filter_dominated() if filter_dominated else (instance, None)
     T = instance.deadline_s
     hint = None
     if warm_start and T is not None:
-        ws = slack_descent(work, T)
-        hint = None if ws is None else ws.choice
-    outcome, choice, bound = _cpsat.solve_cpsat(
-        work,
-        T,
-        time_limit=_remaining(time_limit, tick),
-        seed=seed,
-        resolution_s=resolution_s,
-        energy_unit_j=energy_unit_j,
-        workers=workers,
-        hint=hint,
-        bound_model=bound_model,
-    )
+        _, hint = _exact.relaxation_start(work, T, stop_at)
+    notes: list[str] = []
+    resolution = resolution_s
+    while True:
+        outcome, choice, bound = _cpsat.solve_cpsat(
+            work,
+            T,
+            time_limit=_remaining(time_limit, tick),
+            seed=seed,
+            resolution_s=resolution,
+            energy_unit_j=energy_unit_j,
+            workers=workers,
+            hint=hint,
+            bound_model=bound_model,
+        )
+        missed = (
+            outcome.termination is TerminationReason.INFEASIBLE
+            and not _cpsat._scaling_is_exact(work, T, resolution, energy_unit_j)
+        )
+        finer = resolution / 10
+        out_of_time = stop_at is not None and time.perf_counter() >= stop_at
+        if not missed or out_of_time or T is None or T / finer > 1e8:
+            break
+        notes.append(f"no plan with times rounded up to {resolution:g} s; refined to {finer:g} s")
+        resolution = finer
+    termination = outcome.termination
+    if missed and hint is not None:
+        choice, termination = hint, TerminationReason.COMPLETED
+        notes.append("reporting the relaxation's rounded plan with CP-SAT's bound")
+    elif missed:
+        termination = TerminationReason.UNKNOWN
+        notes.append("no plan found with the finest resolution tried; use the 'highs' method")
     if choice is not None and report is not None:
         choice = report.to_original(instance, choice)
     res = pem_result(
         instance,
         "cpsat",
         choice,
-        termination=outcome.termination,
+        termination=termination,
         bound=bound,
         solver=outcome.solver,
         solver_version=outcome.solver_version,
-        message=outcome.message,
-        extra={**outcome.extra, "resolution_s": resolution_s, "energy_unit_j": energy_unit_j},
+        message="; ".join([m for m in (outcome.message,) if m] + notes),
+        extra={**outcome.extra, "resolution_s": resolution, "energy_unit_j": energy_unit_j},
     )
     if res.termination is TerminationReason.OPTIMAL:
         if res.gap == 0.0:
@@ -283,16 +308,6 @@ def solve_cpsat(
                 termination=TerminationReason.COMPLETED,
                 message="optimal for the model with times rounded to the resolution",
             )
-    elif res.termination is TerminationReason.INFEASIBLE and not _cpsat._scaling_is_exact(
-        work, T, resolution_s, energy_unit_j
-    ):
-        # Times rounded up can miss a tight deadline that the exact times meet.
-        res = replace(
-            res,
-            termination=TerminationReason.UNKNOWN,
-            message="infeasible with times rounded up to the resolution; "
-            "use a finer resolution_s or the 'highs' method",
-        )
     return res
 
 

@@ -148,3 +148,18 @@ def test_formulation_doc_and_code_cite_the_same_relaxation_equations():
     assert {m.group(1) for m in tag.finditer(doc)} == set("1234567")
     code = {m.group(1) for m in tag.finditer(inspect.getsource(relaxation))}
     assert code == set("1234567")
+
+
+def test_cpsat_refines_its_resolution_instead_of_giving_up():
+    # Issue 12, item 4: off-grid times at the tightest deadline. Rounded up to 0.1 ms,
+    # 0.12345 ms + 0.33333 ms becomes 0.2 ms + 0.4 ms > 0.45678 ms; at 1e-8 s both are exact.
+    tables = {
+        "a": OptionTable((1000, 500), (1.2345e-4, 2e-4), (1.0, 0.6)),
+        "b": OptionTable((1000, 500), (3.3333e-4, 5e-4), (2.0, 1.5)),
+    }
+    comps = (Computation(0, "forward", 0, "a"), Computation(0, "backward", 0, "b"))
+    inst = PemInstance(1, comps, ((0, 1),), tables, 50.0, 1.2345e-4 + 3.3333e-4)
+    r = energyopt.solve(inst, "cpsat", time_limit=20)
+    brute = energyopt.solve(inst, "bruteforce")
+    assert r.objective == pytest.approx(brute.objective)
+    assert "refined" in r.message and r.termination is not TerminationReason.UNKNOWN
