@@ -6,9 +6,11 @@
 2. The MILP (:mod:`energyopt.pipeline.milp`) starts from that plan. It is built on
    a copy of the instance scaled so that the deadline is 1 and energies are of
    order 1, because HiGHS' tolerances are absolute: with times from microseconds
-   to kiloseconds an unscaled model cannot tell the options apart. Its deadline
-   is the evaluator's (``T (1 + DEADLINE_RTOL)``), so its bound holds for every
-   plan the evaluator accepts.
+   to kiloseconds an unscaled model cannot tell the options apart. With T = 1,
+   HiGHS' feasibility tolerance (1e-9) matches the evaluator's relative deadline
+   tolerance (``DEADLINE_RTOL``), so both accept the same plans. The relaxation
+   is solved at ``T (1 + DEADLINE_RTOL)``, so its bound holds for every plan the
+   evaluator accepts.
 3. Model building and Pyomo's hand-off count against the time limit: when too
    little time is left for them, the MILP is skipped and the relaxation's bound
    and plan are what the result reports.
@@ -133,7 +135,9 @@ def solve_milp(
     tau = T if T is not None and T > 0 else max(fastest, 1e-300)
     eps = max(max(float(e.max()) for e in instance.option_energies), 1e-300)
     scaled = scaled_instance(instance, tau, eps)
-    T_model = None if T is None else scaled.deadline_s * (1 + DEADLINE_RTOL)
+    # With T = 1, HiGHS' absolute feasibility tolerance (1e-9) is the evaluator's
+    # relative deadline tolerance: both accept the same plans (up to rounding).
+    T_model = scaled.deadline_s
     build_tick = time.perf_counter()
     model = _milp.build_model(scaled, T_model, formulation, time_windows)
     built = time.perf_counter() - build_tick
@@ -149,12 +153,11 @@ def solve_milp(
         model, time_limit=left, rel_gap=rel_gap, threads=threads, warm_start=start_values, tee=tee
     )
     pbs = instance.p_blocking_w * instance.num_stages
-    shift = 0.0 if T is None else pbs * T * DEADLINE_RTOL  # see relaxation_start
-    bound = None if outcome.bound is None else outcome.bound * eps - shift
+    bound = None if outcome.bound is None else outcome.bound * eps
     choice, objective = None, None
     if outcome.status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE):
         choice = _milp.read_choice(model, scaled)
-        objective = None if outcome.objective is None else outcome.objective * eps - shift
+        objective = None if outcome.objective is None else outcome.objective * eps
         if T is None and objective is not None:
             # Without a deadline T is a variable that an incumbent may leave above its
             # makespan; the energy counts to the makespan, so compare at the model's T.

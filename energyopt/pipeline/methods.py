@@ -133,7 +133,8 @@ def solve_highs(
         threads=threads,
         tee=tee,
     )
-    if choice is not None and not evaluate(work, choice).feasible:
+    milp_plan_rejected = choice is not None and not evaluate(work, choice).feasible
+    if milp_plan_rejected:
         choice, solver_objective = None, None
         note = "HiGHS' plan misses the deadline beyond the evaluator's tolerance; not used"
     if start is not None and (
@@ -149,6 +150,9 @@ def solve_highs(
         )
     else:
         termination = outcome.termination
+    if milp_plan_rejected and termination is TerminationReason.OPTIMAL:
+        # HiGHS' optimum is not the evaluator's; only the bound is kept.
+        termination = TerminationReason.COMPLETED if choice else TerminationReason.UNKNOWN
     if report is not None and choice is not None:
         choice = report.to_original(instance, choice)
     extra = {

@@ -108,6 +108,12 @@ class HullRelaxation:
         self.t_cheap = np.array([h[0][-1] for h in self.hull])
         self.fastest_makespan_s = _longest_path(instance, self.t_min)
         self.cheapest_makespan_s = _longest_path(instance, self.t_cheap)
+        # HiGHS' tolerances are absolute: the LP is solved in units that make the
+        # slowest makespan and the largest cost 1 (results are converted back).
+        self.time_unit = self.cheapest_makespan_s if self.cheapest_makespan_s > 0 else 1.0
+        biggest = max((float(np.abs(h[1]).max()) for h in self.hull), default=0.0)
+        self.energy_unit = biggest if biggest > 0 else 1.0
+        self._shull = [(t / self.time_unit, c / self.energy_unit) for t, c in self.hull]
         self._build()
 
     # -- the LP (formulations/pem.md, Sec. 7) ---------------------------------------
@@ -120,14 +126,15 @@ class HullRelaxation:
         # Eq. PEM-R1: minimise the relaxed effective energy.
         cost[self.col_z : self.col_z + n] = 1.0
         # Eq. PEM-R2: each duration between the fastest and the cheapest hull vertex.
-        lo[:n], hi[:n] = self.t_min, self.t_cheap
+        lo[:n] = [h[0][0] for h in self._shull]
+        hi[:n] = [h[0][-1] for h in self._shull]
         # z_i lies between the cheapest and the fastest vertex's cost (implied by R3).
-        lo[n : 2 * n] = [h[1][-1] for h in self.hull]
-        hi[n : 2 * n] = [h[1][0] for h in self.hull]
+        lo[n : 2 * n] = [h[1][-1] for h in self._shull]
+        hi[n : 2 * n] = [h[1][0] for h in self._shull]
         # Starts: every plan has an earliest-start schedule starting before the
-        # slowest makespan, so this box cuts no plan off.
-        lo[2 * n : 3 * n], hi[2 * n : 3 * n] = 0.0, max(self.cheapest_makespan_s, 0.0)
-        lo[-1] = hi[-1] = self.cheapest_makespan_s
+        # slowest makespan (1 in LP units), so this box cuts no plan off.
+        lo[2 * n : 3 * n], hi[2 * n : 3 * n] = 0.0, self.cheapest_makespan_s / self.time_unit
+        lo[-1] = hi[-1] = self.cheapest_makespan_s / self.time_unit
         rows: list[tuple[list[int], list[float], float]] = []
         rows += self._hull_rows()
         rows += self._precedence_rows()
@@ -140,7 +147,7 @@ class HullRelaxation:
     def _hull_rows(self) -> list[tuple[list[int], list[float], float]]:
         """Eq. PEM-R3: ``z_i >= c_k + a_k (d_i - t_k)`` for each hull segment ``k``."""
         rows = []
-        for i, (t, c) in enumerate(self.hull):
+        for i, (t, c) in enumerate(self._shull):
             for k in range(len(t) - 1):
                 slope = (c[k + 1] - c[k]) / (t[k + 1] - t[k])
                 # z_i - slope * d_i >= c_k - slope * t_k
@@ -167,7 +174,8 @@ class HullRelaxation:
         if deadline_s < self.fastest_makespan_s * (1 - 1e-12) - 1e-15:
             return None
         T = max(float(deadline_s), self.fastest_makespan_s)
-        self.highs.changeColBounds(self.col_T, T, T)
+        Tu = T / self.time_unit
+        self.highs.changeColBounds(self.col_T, Tu, Tu)
         self.highs.run()
         if self.highs.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             self.highs.clearSolver()  # retry from scratch once
@@ -177,9 +185,10 @@ class HullRelaxation:
         sol = self.highs.getSolution()
         y = np.asarray(sol.row_dual, dtype=float)
         x = np.asarray(sol.col_value, dtype=float)
-        lp_value = float(self.highs.getInfo().objective_function_value)
+        eu, tu = self.energy_unit, self.time_unit
+        lp_value = float(self.highs.getInfo().objective_function_value) * eu
         offset, slope = self._weak_dual(y)
-        return Tangent(T, offset, slope, lp_value), x[: self.n]
+        return Tangent(T, offset * eu, slope * eu / tu, lp_value), x[: self.n] * tu
 
     def _weak_dual(self, y: np.ndarray) -> tuple[float, float]:
         """Eq. PEM-R6: the Lagrangian bound of multipliers ``y`` as ``offset + slope T``.
@@ -234,6 +243,10 @@ def _highs_lp(cost, lo, hi, row_lower, matrix) -> highspy.Highs:
     lp.a_matrix_.value_ = matrix.data
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
+    # Rounding reads the LP's durations: keep them feasible to well below the
+    # evaluator's deadline tolerance (1e-9 relative; the LP's time unit is ~T).
+    h.setOptionValue("primal_feasibility_tolerance", 1e-10)
+    h.setOptionValue("dual_feasibility_tolerance", 1e-10)
     h.setOptionValue("threads", 1)
     h.passModel(lp)
     return h

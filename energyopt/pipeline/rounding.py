@@ -74,7 +74,7 @@ def slack_descent_from(
     """
     tick = time.perf_counter()
     choice = np.array(choice, dtype=np.int64)
-    tol = 1e-12 * max(1.0, deadline_s)
+    tol = 0.0  # moves keep the makespan within T itself, inside the evaluator's tolerance
     for _ in range(max_moves):
         if time_limit is not None and time.perf_counter() - tick > time_limit:
             break
@@ -99,10 +99,17 @@ def rounded_plan(
 ) -> tuple[int, ...] | None:
     """Round the relaxation's ``durations`` down and improve; ``None`` if it misses the deadline."""
     arrays = arrays if arrays is not None else OptionArrays(instance)
-    choice = arrays.round_down(np.asarray(durations, dtype=float), 1e-9 * max(1.0, deadline_s))
-    es, _ = arrays.windows(choice, deadline_s)
-    finish = es + arrays.times[arrays.rows, choice]
-    if finish.max(initial=0.0) > deadline_s * (1 + 1e-12):
-        return None
-    choice = slack_descent_from(arrays, choice, deadline_s, time_limit)
-    return tuple(int(k) for k in choice)
+    d = np.asarray(durations, dtype=float)
+    # The LP's durations meet T only up to its tolerance: if rounding them down
+    # misses T, round strictly below them, and as a last resort start from the
+    # fastest options (feasible whenever anything is).
+    tol = 1e-9 * max(deadline_s, 1e-300)
+    for choice in (arrays.round_down(d, tol), arrays.round_down(d, -tol), None):
+        if choice is None:
+            choice = np.argmin(np.where(np.isfinite(arrays.times), arrays.times, np.inf), axis=1)
+        es, _ = arrays.windows(choice, deadline_s)
+        finish = es + arrays.times[arrays.rows, choice]
+        if finish.max(initial=0.0) <= deadline_s * (1 + 1e-12):
+            choice = slack_descent_from(arrays, choice, deadline_s, time_limit)
+            return tuple(int(k) for k in choice)
+    return None
