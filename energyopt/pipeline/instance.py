@@ -172,6 +172,8 @@ class PemInstance(InstanceBase):
         if order is None:
             raise InstanceError("edges: the graph has a cycle; a pipeline iteration must be a DAG")
         object.__setattr__(self, "_topo", order)
+        if self.schedule == "explicit":
+            _check_stages_ordered(self.computations, self.edges, order)
 
     # -- arrays used by the evaluator and the solvers -------------------------------
     @functools.cached_property
@@ -348,3 +350,36 @@ def _topological_order(n: int, edges: tuple[tuple[int, int], ...]) -> list[int] 
             if indeg[j] == 0:
                 stack.append(j)
     return order if len(order) == n else None
+
+
+def _check_stages_ordered(
+    computations: tuple[Computation, ...], edges: tuple[tuple[int, int], ...], order: list[int]
+) -> None:
+    """Each stage's computations must be totally ordered by the DAG (one GPU, one at a time).
+
+    The blocking energy of Perseus Eq. 3, ``P_b (S T - sum of times)``, counts every
+    second of a stage's GPU that no computation uses; two computations of one stage
+    running at once would make it negative. Schedule-built DAGs order each stage by
+    construction; an explicit DAG must say so with its edges (a path between every
+    two computations of a stage).
+    """
+    succ: list[list[int]] = [[] for _ in computations]
+    for a, b in edges:
+        succ[a].append(b)
+    reach = [0] * len(computations)  # bit j of reach[i]: a path from i to j
+    for v in reversed(order):
+        r = 0
+        for w in succ[v]:
+            r |= reach[w] | (1 << w)
+        reach[v] = r
+    last: dict[int, int] = {}
+    for v in order:
+        stage = computations[v].stage
+        u = last.get(stage)
+        if u is not None and not (reach[u] >> v) & 1:
+            raise InstanceError(
+                f"edges: computations {u} and {v} of stage {stage} are not ordered by the DAG; "
+                "one GPU runs one computation at a time, so each stage's computations must lie "
+                "on one path (Perseus Eq. 3)"
+            )
+        last[stage] = v

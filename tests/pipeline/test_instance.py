@@ -125,3 +125,28 @@ def test_instance_is_immutable():
         inst.p_blocking_w = 3.0
     with pytest.raises(TypeError):
         inst.tables["c"] = inst.tables["a"]
+
+
+def test_explicit_dag_must_order_each_stage():
+    # Issue 12, item 3: two computations of stage 0 with no path between them would run
+    # at once on one GPU, and Eq. 3's blocking energy would go negative.
+    from energyopt.core.instance import InstanceError
+    from energyopt.pipeline.instance import PemInstance
+    from energyopt.pipeline.options import OptionTable
+    from energyopt.pipeline.schedules import Computation
+
+    table = {"a": OptionTable((1000,), (1.0,), (10.0,))}
+    comps = (Computation(0, "forward", 0, "a"), Computation(0, "forward", 1, "a"))
+    with pytest.raises(InstanceError, match="stage 0 are not ordered"):
+        PemInstance(1, comps, (), table, 5.0)
+    PemInstance(1, comps, ((0, 1),), table, 5.0)  # ordered: fine
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_random_dags_have_nonnegative_blocking_energy(seed):
+    from energyopt.pipeline import random_dag_instance
+    from energyopt.pipeline.evaluator import evaluate, fastest_choice
+
+    inst = random_dag_instance(6, 3, seed=seed, num_stages=1 + seed % 3)
+    ev = evaluate(inst, fastest_choice(inst), None)
+    assert ev.blocking_energy_j >= -1e-9
