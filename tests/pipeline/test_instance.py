@@ -150,3 +150,46 @@ def test_random_dags_have_nonnegative_blocking_energy(seed):
     inst = random_dag_instance(6, 3, seed=seed, num_stages=1 + seed % 3)
     ev = evaluate(inst, fastest_choice(inst), None)
     assert ev.blocking_energy_j >= -1e-9
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda d: d.update(num_microbatches=2.5), "num_microbatches = 2.5: must be an integer"),
+        (lambda d: d.update(num_microbatches=True), "not a boolean"),
+        (lambda d: d.update(version=99), "version = 99: unsupported"),
+        (lambda d: d.update(version="x"), "version = 'x': unsupported"),
+        (lambda d: d.update(num_stages=1000000), "option tables"),
+        (lambda d: d.update(num_microbatches=9_000_000), "computations, more than"),
+        (lambda d: d.update(name={"a": 1}), "name = {'a': 1}: must be a string"),
+        (lambda d: d.update(p_blocking_w=10**400), "is too large"),
+        (
+            lambda d: d["tables"]["s0/forward"]["sm_clock_mhz"].__setitem__(0, 1410.7),
+            "sm_clock_mhz.0. = 1410.7: must be an integer",
+        ),
+        (lambda d: d["tables"]["s0/forward"]["time_s"].__setitem__(0, "1"), "must be a number"),
+    ],
+)
+def test_strict_schedule_fields(change, match):
+    # Issue 13: silent truncation, bools as numbers, unknown versions, absurd sizes.
+    data = synthetic_instance(2, 2, 3, seed=0).to_dict()
+    change(data)
+    with pytest.raises(InstanceError, match=match):
+        PemInstance.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda d: d.update(edges={}), "edges = {}: must be a list"),
+        (lambda d: d["edges"].__setitem__(0, [0.5, 1]), r"edges\[0\]\[0\] = 0.5"),
+        (lambda d: d["edges"].__setitem__(0, [0, 1, 2]), "must be a pair"),
+        (lambda d: d["computations"][0].update(stage=True), "not a boolean"),
+        (lambda d: d["computations"][0].pop("table"), "missing field 'table'"),
+    ],
+)
+def test_strict_explicit_fields(change, match):
+    data = random_dag_instance(6, 3, seed=0).to_dict()
+    change(data)
+    with pytest.raises(InstanceError, match=match):
+        PemInstance.from_dict(data)
