@@ -118,11 +118,10 @@ def test_not_a_capacity_file(tmp_path):
 def test_strict_fields(change, match):
     # Issue 13: silently accepted before.
     import json
+    from pathlib import Path
 
     from energyopt.capacity.instance import CapacityInstance
     from energyopt.core.instance import InstanceError
-
-    from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
     path = sorted((root / "instances" / "capacity" / "smoke").glob("*.json"))[0]
