@@ -147,7 +147,12 @@ class HullRelaxation:
         self.row_lower = np.array([r[2] for r in rows], dtype=float)
         self._cost, self._lo, self._hi = cost, lo, hi
         self._matrix = _csc(rows, 3 * n + 1)
-        self.highs = _highs_lp(cost, lo, hi, self.row_lower, self._matrix)
+        # HiGHS gets no upper bound on z (the objective pushes z down anyway): boxes
+        # narrower than its tolerances made it report feasible LPs infeasible. The weak
+        # dual (Eq. PEM-R6) still uses the box, which every plan's z lies in.
+        hi_lp = hi.copy()
+        hi_lp[n : 2 * n] = highspy.kHighsInf
+        self.highs = _highs_lp(cost, lo, hi_lp, self.row_lower, self._matrix)
 
     def _hull_rows(self) -> list[tuple[list[int], list[float], float]]:
         """Eq. PEM-R3: ``z_i >= c_k + a_k (d_i - t_k)`` for each hull segment ``k``."""
