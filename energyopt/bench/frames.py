@@ -123,16 +123,8 @@ def _frontiers_of(store: ResultsStore) -> tuple[pd.DataFrame, list[str]]:
             if isinstance(row, str):
                 problems.append(f"cell {key}: frontier point {i}: {row}")
                 break
-            points.append(
-                {
-                    "family": family,
-                    "instance_id": iid,
-                    "method": method,
-                    "seed": seed,
-                    **row,
-                    "cell_key": key,
-                }  # fmt: skip
-            )
+            row.update(family=family, instance_id=iid, method=method, seed=seed, cell_key=key)
+            points.append(row)
     frame = pd.DataFrame(points, columns=list(FRONTIER_COLUMNS))
     frame["seed"] = frame["seed"].astype("Int64")
     frame = frame.sort_values(["instance_id", "method", "seed", "deadline_s"], ignore_index=True)
