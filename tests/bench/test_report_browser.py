@@ -41,14 +41,13 @@ def render(html_path: Path, tmp_path: Path) -> tuple[str, str]:
     """(DOM after load, Chromium's console log) of ``html_path`` with the probe."""
     probed = tmp_path / "probed.html"
     probed.write_text(html_path.read_text().replace("<body>", "<body>" + PROBE, 1))
+    flags = (
+        "--headless --no-sandbox --disable-gpu --disable-background-networking "
+        "--disable-component-update --disable-sync --no-first-run --enable-logging=stderr "
+        "--v=0 --virtual-time-budget=5000 --dump-dom"
+    ).split()
     proc = subprocess.run(
-        [
-            CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--no-first-run", f"--user-data-dir={tmp_path / 'chromium-profile'}",
-            "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000", "--dump-dom",
-            probed.as_uri(),
-        ],  # fmt: skip
+        [CHROMIUM, *flags, f"--user-data-dir={tmp_path / 'chromium-profile'}", probed.as_uri()],
         capture_output=True,
         text=True,
         timeout=120,
