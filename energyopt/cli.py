@@ -19,11 +19,21 @@ SUBCOMMAND_MODULES = (
 )
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("energyopt")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="energyopt",
         description="Exact formulations beside published heuristics for GPU training energy.",
     )
+    parser.add_argument("--version", action="version", version=f"energyopt {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
         try:

@@ -180,7 +180,7 @@ def _generate(args: argparse.Namespace) -> int:
 
 @_one_line_errors
 def _verify(args: argparse.Namespace) -> int:
-    from energyopt.bench.library import verify
+    from energyopt.bench.library import gap_distribution, verify
 
     if not Path(args.root).is_dir():
         raise FileNotFoundError(f"{args.root}: no such library directory")
@@ -191,6 +191,8 @@ def _verify(args: argparse.Namespace) -> int:
         print(f"{args.root}: {len(problems)} problem(s)")
         return 1
     print(f"{args.root}: library matches the suites byte for byte")
+    for line in gap_distribution(args.root):
+        print(f"  {line}")
     return 0
 
 

@@ -25,7 +25,7 @@ from energyopt.bench.families import (
     suite_instances,
 )
 from energyopt.bench.store import ResultsStore
-from energyopt.core.gap import GAP_ABS_TOL
+from energyopt.core.gap import GAP_ABS_TOL, gap
 from energyopt.core.instance import InstanceError
 from energyopt.core.registry import FAMILY_MODULES
 
@@ -251,6 +251,35 @@ def verify(
     return problems
 
 
+def gap_distribution(root: str | Path) -> list[str]:
+    """Per family and suite, the index's proven gaps: one summary line each.
+
+    Counts the instances with a gap, without an objective, and without a useful
+    bound (never folded into the statistics), and gives the gaps' quartiles.
+    """
+    groups: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for r in read_index(root):
+        groups.setdefault((r["family"], r["suite"]), []).append(r)
+    lines = []
+    for (family, suite), rows in sorted(groups.items()):
+        pairs = [(_num(r["best_objective"]), _num(r["best_bound"])) for r in rows]
+        pairs = [(o, b if _useful(b, o) else None) for o, b in pairs]
+        gaps = sorted(g for g in (gap(o, b) for o, b in pairs) if g is not None)
+        no_obj = sum(1 for o, _ in pairs if o is None)
+        no_bound = sum(1 for o, b in pairs if o is not None and b is None)
+        line = f"{family}/{suite}: {len(rows)} instances, {len(gaps)} with a proven gap"
+        if gaps:
+            q = [gaps[min(len(gaps) - 1, int(p * len(gaps)))] for p in (0.25, 0.5, 0.75)]
+            closed = sum(1 for g in gaps if g <= 1e-4)
+            line += (
+                f" (closed {closed}; quartiles {100 * q[0]:.3g} / {100 * q[1]:.3g} / "
+                f"{100 * q[2]:.3g} %, max {100 * gaps[-1]:.3g} %)"
+            )
+        line += f", {no_bound} with no useful bound, {no_obj} unsolved"
+        lines.append(line)
+    return lines
+
+
 def _bound_above_objective(row: dict[str, str]) -> bool:
     """An index row whose best proven bound lies above its best objective (a bug somewhere)."""
     if not (row["best_objective"] and row["best_bound"]):
@@ -300,7 +329,7 @@ def update_index(root: str | Path, stores: Sequence[str | Path]) -> tuple[int, l
                                 best_objective_method=cell["method"],
                                 best_objective_run=run,
                             )
-                    if cell["bound"] is not None and _better(
+                    if _useful(cell["bound"], cell["objective"]) and _better(
                         cell["bound"], new["best_bound"], smaller=False
                     ):
                         new.update(
@@ -310,6 +339,9 @@ def update_index(root: str | Path, stores: Sequence[str | Path]) -> tuple[int, l
                         )
     conflicts, changed = [], 0
     for i, new in enumerate(proposed):
+        if new["best_bound"] and not _useful(float(new["best_bound"]), _num(new["best_objective"])):
+            # Rows written before the rule: a bound <= 0 below a positive objective.
+            new.update(best_bound="", best_bound_method="", best_bound_run="")
         if _bound_above_objective(new):
             conflicts.append(
                 f"{new['file']}: proven bound {new['best_bound']} ({new['best_bound_method']}, "
@@ -322,6 +354,16 @@ def update_index(root: str | Path, stores: Sequence[str | Path]) -> tuple[int, l
             changed += 1
     write_index(root, rows)
     return changed, conflicts
+
+
+def _useful(bound: float | None, objective: float | None) -> bool:
+    """Whether a bound says anything: every family's objective is nonnegative, so a
+    bound <= 0 below a positive objective is no bound (``core.scoring.useful_bound``)."""
+    return bound is not None and (bound > 0 or objective == 0)
+
+
+def _num(text: str) -> float | None:
+    return float(text) if text else None
 
 
 def _better(value: Any, current: str, *, smaller: bool) -> bool:

@@ -24,6 +24,7 @@ import bisect
 import dataclasses
 import random
 from itertools import repeat, starmap
+from time import perf_counter
 
 from energyopt.capacity.evaluator import Assignment
 from energyopt.capacity.instance import CapacityInstance
@@ -46,6 +47,8 @@ class GreedyTrace:
 
     best_per_iteration: list[float]
     improvements: int
+    stopped_at_deadline: bool = False
+    """Whether the deadline ended the search before ``max_iterations``."""
 
 
 def _node_classes(instance: CapacityInstance) -> tuple[list[int], list[list[int]]]:
@@ -211,6 +214,7 @@ def randomized_greedy(
     max_iterations: int = 1000,
     seed: int = 0,
     swap_probability: float = 0.5,
+    deadline: float | None = None,
 ) -> tuple[Assignment, float, GreedyTrace]:
     """Algorithm 1: ``max_iterations`` randomized constructions, the best f_OBJ kept.
 
@@ -226,6 +230,9 @@ def randomized_greedy(
     swap_probability
         Swap probability of the job with the smallest positive tardiness weight;
         a job of weight w swaps with ``swap_probability * w_ref / w``.
+    deadline
+        A ``time.perf_counter()`` value after which no new iteration starts (the
+        first, deterministic one always runs); the trace says when it stopped one.
 
     Returns
     -------
@@ -317,6 +324,9 @@ def randomized_greedy(
     best_cost = inf
     trace = GreedyTrace([], 0)
     for it in range(max_iterations):
+        if deadline is not None and it > 0 and perf_counter() > deadline:
+            trace.stopped_at_deadline = True
+            break
         randomized = it > 0  # iteration 0: no swap, the rule's choice
         if randomized:
             draws = list(starmap(draw, repeat((), n_draws)))  # n_draws calls of draw()

@@ -65,6 +65,7 @@ def capacity_result(
         termination=termination,
         tolerance=TOLERANCE,
         **details,
+        positive_objective=True,
     )
 
 
@@ -150,20 +151,27 @@ def solve_randomized_greedy(
     max_iterations: int = 1000,
     swap_probability: float = 0.5,
 ) -> Result:
-    """ANDREAS Randomized Greedy; deterministic for a seed (``None`` means seed 0)."""
+    """ANDREAS Randomized Greedy; deterministic for a seed (``None`` means seed 0).
+
+    Within ``time_limit`` (less a small reserve for scoring) no new iteration
+    starts; the result then says ``time_limit`` and keeps the best schedule found.
+    """
+    deadline = None if time_limit is None else time.perf_counter() + 0.9 * float(time_limit)
     assignment, cost, trace = randomized_greedy(
         instance,
         max_iterations=max_iterations,
         seed=0 if seed is None else seed,
         swap_probability=swap_probability,
+        deadline=deadline,
     )
+    stopped = trace.stopped_at_deadline
     return capacity_result(
         instance,
         "randomized-greedy",
         assignment,
-        termination=TerminationReason.COMPLETED,
+        termination=TerminationReason.TIME_LIMIT if stopped else TerminationReason.COMPLETED,
         solver_objective=cost,
-        extra={"iterations": max_iterations, "improvements": trace.improvements},
+        extra={"iterations": len(trace.best_per_iteration), "improvements": trace.improvements},
     )
 
 

@@ -91,8 +91,14 @@ def _highs_class() -> type:
         """Pyomo's persistent HiGHS interface, plus a MIP start handed to HiGHS."""
 
         warm_start: Mapping[Any, float] | None = None
+        deadline: float | None = None
 
         def _solve(self):
+            if self.deadline is not None:
+                # Pyomo's hand-off of the model ran since the call began: HiGHS gets
+                # only what is left of the caller's time limit.
+                left = max(0.01, self.deadline - time.perf_counter())
+                self._active_config.time_limit = left
             if self.warm_start:
                 import numpy as np
 

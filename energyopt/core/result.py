@@ -86,6 +86,19 @@ class Result:
         """Gap of ``objective`` against this result's own ``bound`` (see :func:`gap`)."""
         return gap(self.objective, self.bound)
 
+    def __str__(self) -> str:
+        """One line: method, instance, termination (status), objective, bound, gap, time."""
+
+        def num(x: float | None) -> str:
+            return "none" if x is None else f"{x:.6g}"
+
+        g = self.gap
+        return (
+            f"{self.family}/{self.method} on {self.instance_id}: {self.termination} "
+            f"({self.status}), objective {num(self.objective)}, bound {num(self.bound)}, "
+            f"gap {'none' if g is None else f'{100 * g:.4g} %'}, {self.runtime_s:.3g} s"
+        )
+
     @property
     def has_solution(self) -> bool:
         return self.status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE)

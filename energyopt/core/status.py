@@ -11,7 +11,10 @@ import enum
 
 
 class TerminationReason(str, enum.Enum):
-    """Why a method stopped."""
+    """Why a method stopped (printed as its value: ``time_limit``)."""
+
+    def __str__(self) -> str:
+        return self.value
 
     OPTIMAL = "optimal"
     """Converged: the incumbent is proven optimal within the requested gap."""
@@ -38,7 +41,10 @@ class TerminationReason(str, enum.Enum):
 
 
 class SolutionStatus(str, enum.Enum):
-    """What a method has to show."""
+    """What a method has to show (printed as its value: ``feasible``)."""
+
+    def __str__(self) -> str:
+        return self.value
 
     OPTIMAL = "optimal"
     """A solution proven optimal."""

@@ -20,7 +20,12 @@ from typing import Any
 from energyopt.core.registry import register, solve
 from energyopt.core.result import FrontierPoint, Result
 from energyopt.core.status import SolutionStatus, TerminationReason
-from energyopt.pipeline.evaluator import evaluate, fastest_choice, min_energy_choice
+from energyopt.pipeline.evaluator import (
+    DEADLINE_RTOL,
+    evaluate,
+    fastest_choice,
+    min_energy_choice,
+)
 from energyopt.pipeline.instance import PemInstance
 
 FAMILY = "pipeline"
@@ -39,7 +44,7 @@ def exact_frontier(
     time_limit: float | None = None,
     seed: int | None = None,
     solver: str = "highs",
-    step_s: float = 1e-6,
+    step_s: float | None = None,
     max_points: int = 500,
     **solver_options: Any,
 ) -> Result:
@@ -50,7 +55,10 @@ def exact_frontier(
     solver
         Exact method used for each point (``"highs"`` or ``"cpsat"``).
     step_s
-        How far below the previous breakpoint's makespan the next deadline lies.
+        Deprecated, ignored: the next deadline lies just below the previous
+        breakpoint's makespan m, at ``m (1 - 2 DEADLINE_RTOL)``, the largest deadline
+        at which the evaluator rejects a makespan of m. A fixed step skipped
+        breakpoints closer together than the step.
     max_points
         Stop after this many breakpoints (the result then says so).
 
@@ -64,11 +72,16 @@ def exact_frontier(
     tick = time.perf_counter()
     t_fast = evaluate(instance, fastest_choice(instance), None).iteration_time_s
     # Beyond the least-C choice's makespan nothing changes but P_b S T (module docstring).
-    deadline = evaluate(instance, min_energy_choice(instance), None).iteration_time_s
+    slowest = evaluate(instance, min_energy_choice(instance), None)
+    deadline = slowest.iteration_time_s
     points: list[FrontierPoint] = []
+    if deadline <= 0.0:
+        # Every least-C option takes no time: that choice is optimal at every T >= 0.
+        points.append(FrontierPoint(0.0, slowest.energy_j, min_energy_choice(instance), None))
+        deadline = -1.0
     termination = TerminationReason.OPTIMAL
     message = ""
-    while True:
+    while deadline > 0.0:
         left = None if time_limit is None else time_limit - (time.perf_counter() - tick)
         if left is not None and left <= 0:
             termination, message = TerminationReason.TIME_LIMIT, "time limit reached mid-frontier"
@@ -98,13 +111,13 @@ def exact_frontier(
                 f"stopped after {max_points} points",
             )
             break
-        deadline = ev.iteration_time_s - step_s
-        if deadline < t_fast * (1 - 1e-12):
+        deadline = ev.iteration_time_s * (1 - 2 * DEADLINE_RTOL)
+        if ev.iteration_time_s <= t_fast or deadline < t_fast * (1 - 2 * DEADLINE_RTOL):
             break
     points.sort(key=lambda p: p.deadline_s)
     objective = bound = solution = None
     T = instance.deadline_s
-    feasible = [p for p in points if T is None or p.deadline_s <= T * (1 + 1e-9)]
+    feasible = [p for p in points if T is None or p.deadline_s <= T * (1 + DEADLINE_RTOL)]
     if feasible:
         pick = feasible[-1] if T is not None else min(points, key=lambda p: p.objective)
         solution = pick.solution

@@ -5,6 +5,8 @@ Everything here is simulated and says so in ``PemInstance.source``.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from energyopt.pipeline.instance import PemInstance
@@ -105,6 +107,13 @@ def random_dag_instance(
         if rng.random() < edge_probability
     ]
     comps, tables = [], {}
+    stages = [int(rng.integers(0, num_stages)) for _ in range(n)]
+    # One GPU per stage runs one computation at a time: chain each stage's
+    # computations in the random topological order (the instance checks this).
+    rank = {int(v): r for r, v in enumerate(perm)}
+    for stage in range(num_stages):
+        members = sorted((i for i in range(n) if stages[i] == stage), key=rank.__getitem__)
+        edges += [(a, b) for a, b in itertools.pairwise(members) if (a, b) not in edges]
     for i in range(n):
         k = int(rng.integers(1, max_options + 1))
         t = np.sort(rng.integers(5, 60, size=k)) * time_grid_s
@@ -117,7 +126,7 @@ def random_dag_instance(
         clocks = tuple(int(1400 - 100 * j) for j in range(k))
         name = f"c{i}"
         tables[name] = OptionTable(clocks, tuple(float(x) for x in t), tuple(float(x) for x in e))
-        comps.append(Computation(int(rng.integers(0, num_stages)), "compute", i, name))
+        comps.append(Computation(stages[i], "compute", i, name))
     inst = PemInstance(
         num_stages,
         tuple(comps),

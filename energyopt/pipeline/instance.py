@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from energyopt.core import validate as V
 from energyopt.core.instance import InstanceBase, InstanceError, check, finite_nonneg
 from energyopt.pipeline.options import OptionTable
 from energyopt.pipeline.schedules import SCHEDULES, Computation, build_dag
@@ -172,6 +173,8 @@ class PemInstance(InstanceBase):
         if order is None:
             raise InstanceError("edges: the graph has a cycle; a pipeline iteration must be a DAG")
         object.__setattr__(self, "_topo", order)
+        if self.schedule == "explicit":
+            _check_stages_ordered(self.computations, self.edges, order)
 
     # -- arrays used by the evaluator and the solvers -------------------------------
     @functools.cached_property
@@ -276,41 +279,47 @@ class PemInstance(InstanceBase):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PemInstance:
-        tables_raw = data["tables"]
-        if not isinstance(tables_raw, dict):
-            raise InstanceError(f"tables = {type(tables_raw).__name__}: expected an object")
-        tables = {k: OptionTable.from_dict(v, f"tables[{k!r}]") for k, v in tables_raw.items()}
+        """Read an instance from its JSON object, strictly (``core.validate``).
+
+        Sizes are checked against the option tables before any DAG is built: a
+        schedule needs a forward and a backward table per stage, and at most
+        :data:`MAX_COMPUTATIONS` computations are accepted.
+        """
+        V.version(data)
+        if "tables" not in data:
+            raise InstanceError("missing field 'tables'")
+        tables_raw = V.mapping("tables", data["tables"])
+        tables = {
+            V.string("tables key", k): OptionTable.from_dict(v, f"tables[{k!r}]")
+            for k, v in tables_raw.items()
+        }
+        schedule = V.choice("schedule", data.get("schedule", "explicit"), (*SCHEDULES, "explicit"))
+        deadline = data.get("deadline_s")
         common = dict(
             tables=tables,
-            p_blocking_w=data["p_blocking_w"],
-            deadline_s=data.get("deadline_s"),
-            name=data.get("name", ""),
-            source=data.get("source", ""),
+            p_blocking_w=V.nonneg("p_blocking_w", _required(data, "p_blocking_w")),
+            deadline_s=None if deadline is None else V.positive("deadline_s", deadline),
+            name=V.string("name", data.get("name", ""), nonempty=False),
+            source=V.string("source", data.get("source", ""), nonempty=False),
         )
-        schedule = data.get("schedule", "explicit")
+        num_stages = V.integer("num_stages", _required(data, "num_stages"), minimum=1)
         if schedule != "explicit":
-            return cls.from_schedule(
-                schedule, data["num_stages"], data["num_microbatches"], **common
-            )
-        comps = []
-        for k, c in enumerate(data["computations"]):
-            try:
-                comps.append(
-                    Computation(
-                        int(c["stage"]),
-                        str(c["kind"]),
-                        None if c.get("microbatch") is None else int(c["microbatch"]),
-                        str(c["table"]),
-                    )
-                )
-            except KeyError as exc:
-                raise InstanceError(f"computations[{k}]: missing field {exc}") from None
+            M = V.integer("num_microbatches", _required(data, "num_microbatches"), minimum=1)
+            _check_schedule_size(num_stages, M, tables)
+            return cls.from_schedule(schedule, num_stages, M, **common)
+        comps_raw = V.sequence(
+            "computations", _required(data, "computations"), max_length=MAX_COMPUTATIONS
+        )
+        comps = [_computation(k, c) for k, c in enumerate(comps_raw)]
+        edges_raw = V.sequence("edges", _required(data, "edges"), max_length=10 * MAX_COMPUTATIONS)
+        edges = [_edge(k, e) for k, e in enumerate(edges_raw)]
+        mb = data.get("num_microbatches")
         return cls(
-            int(data["num_stages"]),
+            num_stages,
             tuple(comps),
-            tuple(map(tuple, data["edges"])),
+            tuple(edges),
             schedule="explicit",
-            num_microbatches=data.get("num_microbatches"),
+            num_microbatches=None if mb is None else V.integer("num_microbatches", mb, minimum=1),
             **common,
         )
 
@@ -348,3 +357,86 @@ def _topological_order(n: int, edges: tuple[tuple[int, int], ...]) -> list[int] 
             if indeg[j] == 0:
                 stack.append(j)
     return order if len(order) == n else None
+
+
+def _check_stages_ordered(
+    computations: tuple[Computation, ...], edges: tuple[tuple[int, int], ...], order: list[int]
+) -> None:
+    """Each stage's computations must be totally ordered by the DAG (one GPU, one at a time).
+
+    The blocking energy of Perseus Eq. 3, ``P_b (S T - sum of times)``, counts every
+    second of a stage's GPU that no computation uses; two computations of one stage
+    running at once would make it negative. Schedule-built DAGs order each stage by
+    construction; an explicit DAG must say so with its edges (a path between every
+    two computations of a stage).
+    """
+    succ: list[list[int]] = [[] for _ in computations]
+    for a, b in edges:
+        succ[a].append(b)
+    reach = [0] * len(computations)  # bit j of reach[i]: a path from i to j
+    for v in reversed(order):
+        r = 0
+        for w in succ[v]:
+            r |= reach[w] | (1 << w)
+        reach[v] = r
+    last: dict[int, int] = {}
+    for v in order:
+        stage = computations[v].stage
+        u = last.get(stage)
+        if u is not None and not (reach[u] >> v) & 1:
+            raise InstanceError(
+                f"edges: computations {u} and {v} of stage {stage} are not ordered by the DAG; "
+                "one GPU runs one computation at a time, so each stage's computations must lie "
+                "on one path (Perseus Eq. 3)"
+            )
+        last[stage] = v
+
+
+#: The largest DAG accepted from data (GPT-3 8 x 96 has 1,536 computations).
+MAX_COMPUTATIONS = 1_000_000
+
+
+def _required(data: dict[str, Any], key: str) -> Any:
+    if key not in data:
+        raise InstanceError(f"missing field {key!r}")
+    return data[key]
+
+
+def _check_schedule_size(num_stages: int, num_microbatches: int, tables: Mapping) -> None:
+    """Refuse a schedule that the tables cannot cover, or too big, before building it."""
+    if num_stages > len(tables):
+        raise InstanceError(
+            f"num_stages = {num_stages}: the instance has {len(tables)} option tables, but a "
+            "schedule needs a forward and a backward table per stage"
+        )
+    size = 2 * num_stages * num_microbatches
+    if size > MAX_COMPUTATIONS:
+        raise InstanceError(
+            f"num_microbatches = {num_microbatches}: {num_stages} stages x {num_microbatches} "
+            f"microbatches x 2 = {size} computations, more than {MAX_COMPUTATIONS}"
+        )
+
+
+def _computation(k: int, raw: Any) -> Computation:
+    c = V.mapping(f"computations[{k}]", raw)
+    where = f"computations[{k}]"
+    for key in ("stage", "kind", "table"):
+        if key not in c:
+            raise InstanceError(f"{where}: missing field {key!r}")
+    mb = c.get("microbatch")
+    return Computation(
+        V.integer(f"{where}.stage", c["stage"], minimum=0),
+        V.string(f"{where}.kind", c["kind"]),
+        None if mb is None else V.integer(f"{where}.microbatch", mb, minimum=0),
+        V.string(f"{where}.table", c["table"]),
+    )
+
+
+def _edge(k: int, raw: Any) -> tuple[int, int]:
+    pair = V.sequence(f"edges[{k}]", raw)
+    if len(pair) != 2:
+        raise V.fail(f"edges[{k}]", raw, "must be a pair [from, to]")
+    return (
+        V.integer(f"edges[{k}][0]", pair[0], minimum=0),
+        V.integer(f"edges[{k}][1]", pair[1], minimum=0),
+    )

@@ -6,19 +6,17 @@ import time
 from dataclasses import replace
 from typing import Any
 
-import pyomo.environ as pyo
-
-from energyopt.core.highs import SolverOutcome, solve_with_highs
+from energyopt.core.gap import gap
+from energyopt.core.highs import SolverOutcome, highs_version
 from energyopt.core.registry import register
 from energyopt.core.result import Result
 from energyopt.core.scoring import Scored, Tolerance, scored_result
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.pipeline import bruteforce as _bf
 from energyopt.pipeline import cpsat as _cpsat
-from energyopt.pipeline import milp as _milp
+from energyopt.pipeline import exact as _exact
 from energyopt.pipeline.evaluator import PemSolution, evaluate
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.warmstart import slack_descent
 
 FAMILY = "pipeline"
 #: How far a solver's objective (or a bound) may stray from the evaluator's.
@@ -57,6 +55,7 @@ def pem_result(
         termination=termination,
         tolerance=TOLERANCE,
         **details,
+        positive_objective=True,
     )
 
 
@@ -101,43 +100,135 @@ def solve_highs(
     time_windows: bool = True,
     rel_gap: float = 1e-6,
     threads: int | None = None,
+    tee: bool = False,
 ) -> Result:
-    """PEM MILP (Eqs. PEM-1..7) solved by HiGHS through Pyomo, with the MIP dual bound."""
+    """PEM MILP (Eqs. PEM-1..7) by HiGHS, started from the hull relaxation (Eqs. PEM-R1..R6).
+
+    The bound is the larger of HiGHS' MIP dual bound and the relaxation's; the
+    plan is the better of HiGHS' incumbent and the relaxation's rounded plan. The
+    whole call, model building included, stays within ``time_limit``.
+    """
     tick = time.perf_counter()
+    stop_at = None if time_limit is None else tick + float(time_limit)
     work, report = instance.filter_dominated() if filter_dominated else (instance, None)
     T = instance.deadline_s
-    model = _milp.build_model(work, T, formulation, time_windows)
-    start_values = None
-    if warm_start and T is not None:
-        ws = slack_descent(work, T)
-        if ws is not None:
-            start_values = _milp.warm_start_values(
-                model, work, ws.choice, evaluate(work, ws).start_s
+    lp_bound, start = None, None
+    if T is not None:
+        lp_bound, start = _exact.relaxation_start(work, T, stop_at)
+        if lp_bound is None:
+            return pem_result(
+                instance,
+                "highs",
+                None,
+                termination=TerminationReason.INFEASIBLE,
+                message="no plan meets the deadline (even with every computation at its fastest)",
             )
-    outcome = solve_with_highs(
-        model,
-        time_limit=_remaining(time_limit, tick),
+    outcome, choice, solver_objective, milp_bound, note = _exact.solve_milp(
+        work,
+        start if warm_start else None,
+        stop_at,
+        formulation=formulation,
+        time_windows=time_windows,
         rel_gap=rel_gap,
         threads=threads,
-        warm_start=start_values,
+        tee=tee,
     )
-    choice, solver_objective = None, outcome.objective
-    if outcome.status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE):
-        choice = _milp.read_choice(model, work)
-        if T is None and solver_objective is not None:
-            # Without a deadline T is a variable that an incumbent may leave above its
-            # makespan; the energy counts to the makespan, so compare at the model's T.
-            slack = pyo.value(model.T) - evaluate(work, choice, None).iteration_time_s
-            solver_objective -= instance.p_blocking_w * instance.num_stages * slack
-        if report is not None:
-            choice = report.to_original(instance, choice)
+    milp_plan_rejected = choice is not None and not evaluate(work, choice).feasible
+    if milp_plan_rejected:
+        choice, solver_objective = None, None
+        note = "HiGHS' plan misses the deadline beyond the evaluator's tolerance; not used"
+    if start is not None and (
+        choice is None or evaluate(work, start).energy_j < evaluate(work, choice).energy_j
+    ):
+        choice, solver_objective = start, None
+    bounds = [b for b in (lp_bound, milp_bound) if b is not None]
+    bound = max(bounds) if bounds else None
+    if outcome is None:
+        termination = TerminationReason.TIME_LIMIT
+        outcome = SolverOutcome(
+            termination, SolutionStatus.NONE, None, None, 0.0, "highs", highs_version()
+        )
+    else:
+        termination = outcome.termination
+    if milp_plan_rejected and termination is TerminationReason.OPTIMAL:
+        # HiGHS' optimum is not the evaluator's; only the bound is kept.
+        termination = TerminationReason.COMPLETED if choice else TerminationReason.UNKNOWN
+    if report is not None and choice is not None:
+        choice = report.to_original(instance, choice)
     extra = {
         "formulation": formulation,
         "options_dropped_by_filter": report.num_dropped if report else 0,
+        "relaxation_bound_j": lp_bound,
+        "milp_bound_j": milp_bound,
     }
-    return _outcome_result(
-        instance, "highs", outcome, choice, outcome.bound, solver_objective, extra
+    proven = choice is not None and (
+        termination is TerminationReason.OPTIMAL or gap_closed_at(choice, instance, bound, rel_gap)
     )
+    if proven:
+        termination = TerminationReason.OPTIMAL
+    return pem_result(
+        instance,
+        "highs",
+        choice,
+        termination=termination,
+        proven_optimal=proven,
+        bound=bound,
+        solver_objective=solver_objective,
+        solver=outcome.solver,
+        solver_version=outcome.solver_version,
+        message="; ".join(m for m in (outcome.message, note) if m),
+        extra={**outcome.extra, **extra},
+    )
+
+
+@register(
+    FAMILY,
+    "relaxation-rounding",
+    exact=False,
+    description="Convex-hull LP relaxation bound (Eqs. PEM-R1..R6) and its rounded plan",
+)
+def solve_relaxation_rounding(
+    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
+    """The hull relaxation's proven bound and its plan rounded down and improved on slack.
+
+    Without a deadline the deadline is the one that minimises the relaxation's energy
+    bound (Eq. PEM-R7), and the bound is that minimum.
+    """
+    tick = time.perf_counter()
+    stop_at = None if time_limit is None else tick + float(time_limit)
+    work, report = instance.filter_dominated()
+    T, bound = instance.deadline_s, None
+    if T is None:
+        T, bound = _exact.best_free_deadline(work)
+    lp_bound, plan = _exact.relaxation_start(work, T, stop_at)
+    if lp_bound is None:
+        return pem_result(
+            instance,
+            "relaxation-rounding",
+            None,
+            termination=TerminationReason.INFEASIBLE,
+            message="no plan meets the deadline (even with every computation at its fastest)",
+        )
+    stopped = stop_at is not None and time.perf_counter() > stop_at
+    return pem_result(
+        instance,
+        "relaxation-rounding",
+        None if plan is None else report.to_original(instance, plan),
+        termination=TerminationReason.TIME_LIMIT if stopped else TerminationReason.COMPLETED,
+        bound=lp_bound if bound is None else bound,
+        solver="highs",
+        solver_version=highs_version(),
+        extra={"relaxation_deadline_s": T},
+    )
+
+
+def gap_closed_at(
+    choice: tuple[int, ...], instance: PemInstance, bound: float | None, rel_gap: float
+) -> bool:
+    """Whether ``bound`` proves ``choice`` optimal within ``rel_gap``."""
+    g = gap(evaluate(instance, PemSolution(choice)).energy_j, bound)
+    return g is not None and g <= rel_gap
 
 
 @register(FAMILY, "cpsat", exact=True, description="PEM in CP-SAT, times scaled to integer ticks")
@@ -153,37 +244,63 @@ def solve_cpsat(
     filter_dominated: bool = True,
     bound_model: bool = True,
 ) -> Result:
-    """PEM in CP-SAT (formulations/pem.md, Sec. 4): times rounded up (primal), down (bound)."""
+    """PEM in CP-SAT (formulations/pem.md, Sec. 4): times rounded up (primal), down (bound).
+
+    When the rounded-up times miss a deadline that the exact times meet, the
+    resolution is refined tenfold while time is left (down to 1e8 ticks per
+    deadline); if that does not find a plan either, the relaxation's rounded plan
+    is reported with CP-SAT's bound. The message says what was done.
+    """
     tick = time.perf_counter()
+    stop_at = None if time_limit is None else tick + float(time_limit)
     work, report = instance.filter_dominated() if filter_dominated else (instance, None)
     T = instance.deadline_s
     hint = None
     if warm_start and T is not None:
-        ws = slack_descent(work, T)
-        hint = None if ws is None else ws.choice
-    outcome, choice, bound = _cpsat.solve_cpsat(
-        work,
-        T,
-        time_limit=_remaining(time_limit, tick),
-        seed=seed,
-        resolution_s=resolution_s,
-        energy_unit_j=energy_unit_j,
-        workers=workers,
-        hint=hint,
-        bound_model=bound_model,
-    )
+        _, hint = _exact.relaxation_start(work, T, stop_at)
+    notes: list[str] = []
+    resolution = resolution_s
+    while True:
+        outcome, choice, bound = _cpsat.solve_cpsat(
+            work,
+            T,
+            time_limit=_remaining(time_limit, tick),
+            seed=seed,
+            resolution_s=resolution,
+            energy_unit_j=energy_unit_j,
+            workers=workers,
+            hint=hint,
+            bound_model=bound_model,
+        )
+        missed = (
+            outcome.termination is TerminationReason.INFEASIBLE
+            and not _cpsat._scaling_is_exact(work, T, resolution, energy_unit_j)
+        )
+        finer = resolution / 10
+        out_of_time = stop_at is not None and time.perf_counter() >= stop_at
+        if not missed or out_of_time or T is None or T / finer > 1e8:
+            break
+        notes.append(f"no plan with times rounded up to {resolution:g} s; refined to {finer:g} s")
+        resolution = finer
+    termination = outcome.termination
+    if missed and hint is not None:
+        choice, termination = hint, TerminationReason.COMPLETED
+        notes.append("reporting the relaxation's rounded plan with CP-SAT's bound")
+    elif missed:
+        termination = TerminationReason.UNKNOWN
+        notes.append("no plan found with the finest resolution tried; use the 'highs' method")
     if choice is not None and report is not None:
         choice = report.to_original(instance, choice)
     res = pem_result(
         instance,
         "cpsat",
         choice,
-        termination=outcome.termination,
+        termination=termination,
         bound=bound,
         solver=outcome.solver,
         solver_version=outcome.solver_version,
-        message=outcome.message,
-        extra={**outcome.extra, "resolution_s": resolution_s, "energy_unit_j": energy_unit_j},
+        message="; ".join([m for m in (outcome.message,) if m] + notes),
+        extra={**outcome.extra, "resolution_s": resolution, "energy_unit_j": energy_unit_j},
     )
     if res.termination is TerminationReason.OPTIMAL:
         if res.gap == 0.0:
@@ -195,16 +312,6 @@ def solve_cpsat(
                 termination=TerminationReason.COMPLETED,
                 message="optimal for the model with times rounded to the resolution",
             )
-    elif res.termination is TerminationReason.INFEASIBLE and not _cpsat._scaling_is_exact(
-        work, T, resolution_s, energy_unit_j
-    ):
-        # Times rounded up can miss a tight deadline that the exact times meet.
-        res = replace(
-            res,
-            termination=TerminationReason.UNKNOWN,
-            message="infeasible with times rounded up to the resolution; "
-            "use a finer resolution_s or the 'highs' method",
-        )
     return res
 
 

@@ -6,6 +6,7 @@ import dataclasses
 import math
 from typing import Any
 
+from energyopt.core import validate as V
 from energyopt.core.instance import InstanceError
 
 
@@ -48,21 +49,16 @@ class OptionTable:
         def col(name: str, conv: Any) -> tuple:
             if name not in data:
                 raise InstanceError(f"{where}: missing field {name!r}")
-            vals = data[name]
-            if not isinstance(vals, list):
-                raise InstanceError(f"{where}.{name} = {vals!r}: expected a list")
-            out = []
-            for k, v in enumerate(vals):
-                try:
-                    out.append(conv(v))
-                except (TypeError, ValueError):
-                    raise InstanceError(f"{where}.{name}[{k}] = {v!r}: not a number") from None
-            return tuple(out)
+            vals = V.sequence(f"{where}.{name}", data[name], max_length=100_000)
+            return tuple(conv(f"{where}.{name}[{k}]", v) for k, v in enumerate(vals))
 
         table = cls(
-            col("sm_clock_mhz", lambda v: None if v is None else int(v)),
-            col("time_s", float),
-            col("energy_j", float),
+            col(
+                "sm_clock_mhz",
+                lambda f, v: None if v is None else V.integer(f, v, minimum=1, maximum=None),
+            ),
+            col("time_s", V.nonneg),
+            col("energy_j", V.nonneg),
         )
         table.validate(where)
         return table

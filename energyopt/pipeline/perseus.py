@@ -20,6 +20,7 @@ from energyopt.pipeline.crawl import crawl
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.methods import pem_result
 from energyopt.pipeline.paretoset import best_at, energy_pareto, frontier_points
+from energyopt.pipeline.relaxation import bound_curve, certify_frontier
 
 FAMILY = "pipeline"
 
@@ -36,8 +37,14 @@ def perseus_frontier(
     verify: bool = True,
     jump: bool = True,
     rounding: str = "down",
+    certify: bool = False,
 ) -> Result:
     """Crawl, score and filter; the Result's objective is at the instance's deadline.
+
+    With ``certify``, every frontier point gets the convex-hull relaxation's proven
+    bound at its makespan (:func:`energyopt.pipeline.relaxation.certify_frontier`),
+    the result's ``bound`` is the curve's at the deadline, and ``extra`` holds the
+    largest and median pointwise gaps.
 
     ``frontier``: the Perseus frontier (plans not dominated in makespan and
     effective energy, Eq. 4), each with its measured makespan and its energy at
@@ -129,9 +136,28 @@ def perseus_frontier(
     res = dataclasses.replace(
         res, frontier=points, runtime_s=time.perf_counter() - tick, message=stopped
     )
+    if certify:
+        res = _certified(instance, res, time_limit, tick)
     if res.status is SolutionStatus.OPTIMAL:  # never: heuristics prove nothing
         res = dataclasses.replace(res, status=SolutionStatus.FEASIBLE)
     return res
+
+
+def _certified(instance: PemInstance, res: Result, time_limit: float | None, tick: float) -> Result:
+    """``res`` with relaxation bounds on its frontier points and at the deadline."""
+    left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - tick))
+    curve = bound_curve(instance, time_limit=left)
+    points, stats = certify_frontier(curve, res.frontier or ())
+    bound = None
+    if instance.deadline_s is not None and res.objective is not None:
+        bound = curve.energy_bound(instance.deadline_s)
+    return dataclasses.replace(
+        res,
+        frontier=points,
+        bound=bound,
+        runtime_s=time.perf_counter() - tick,
+        extra={**res.extra, **stats},
+    )
 
 
 @register(
@@ -152,6 +178,7 @@ def solve_perseus(
     progress: bool | None = None,
     verify: bool = True,
     rounding: str = "down",
+    certify: bool = False,
 ) -> Result:
     """Perseus frontier crawl; objective = least energy at the deadline (Eq. 2 lookup)."""
     return perseus_frontier(
@@ -164,6 +191,7 @@ def solve_perseus(
         progress=progress,
         verify=verify,
         rounding=rounding,
+        certify=certify,
     )
 
 
@@ -184,6 +212,7 @@ def solve_perseus_exponential(
     progress: bool | None = None,
     verify: bool = True,
     rounding: str = "down",
+    certify: bool = False,
 ) -> Result:
     """Perseus crawl with the exponential cost model of Appendix D."""
     return perseus_frontier(
@@ -196,4 +225,5 @@ def solve_perseus_exponential(
         progress=progress,
         verify=verify,
         rounding=rounding,
+        certify=certify,
     )

@@ -8,11 +8,43 @@ from pathlib import Path
 import pandas as pd
 
 from energyopt.core.instance import InstanceError
+from energyopt.core.validate import integer, shown
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.options import OptionTable
 from energyopt.pipeline.schedules import BACKWARD, FORWARD, stage_table
 
 PERSEUS_COLUMNS = ("stage", "instruction", "frequency", "time", "energy")
+#: P2P blocking power of the GPUs the Perseus authors published profiles for (W), from
+#: their evaluation code; ``instance_from_perseus_profile(..., gpu=...)`` reads them.
+P_BLOCKING_W = {"a100": 83.64, "a100-sxm": 83.64, "a40": 70.38}
+
+
+def _cell(value: object) -> object:
+    """A CSV cell as a number when it reads as one (``"1410"`` -> 1410, ``"inf"`` -> inf)."""
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return value
+    try:
+        return value.item()  # numpy scalar -> Python number
+    except AttributeError:
+        return value
+
+
+def blocking_power(gpu: str | None, p_blocking_w: float | None) -> float:
+    """``p_blocking_w`` when given, else the preset of ``gpu`` (:data:`P_BLOCKING_W`)."""
+    if p_blocking_w is not None:
+        return p_blocking_w
+    if gpu is None:
+        raise InstanceError("p_blocking_w: give it, or a gpu with a preset (a100, a40)")
+    key = gpu.strip().lower()
+    if key not in P_BLOCKING_W:
+        raise InstanceError(
+            f"gpu = {gpu!r}: no blocking-power preset; known: {', '.join(sorted(P_BLOCKING_W))} "
+            "(or give p_blocking_w)"
+        )
+    return P_BLOCKING_W[key]
 
 
 def read_perseus_profile(path: str | Path) -> dict[str, OptionTable]:
@@ -38,9 +70,11 @@ def read_perseus_profile(path: str | Path) -> dict[str, OptionTable]:
         raise InstanceError(f"{path}: cannot read as CSV: {exc}") from None
     missing = [c for c in PERSEUS_COLUMNS if c not in df.columns]
     if missing:
+        found = [shown(str(c))[:30] for c in df.columns[:5]]
+        more = f" and {len(df.columns) - 5} more" if len(df.columns) > 5 else ""
         raise InstanceError(
             f"{path}: missing column(s) {', '.join(missing)} "
-            f"(expected {','.join(PERSEUS_COLUMNS)}; found {','.join(map(str, df.columns))})"
+            f"(expected {','.join(PERSEUS_COLUMNS)}; found {', '.join(found)}{more})"
         )
     if df.empty:
         raise InstanceError(f"{path}: no rows")
@@ -48,13 +82,10 @@ def read_perseus_profile(path: str | Path) -> dict[str, OptionTable]:
     for idx, row in df.iterrows():
         line = int(idx) + 2  # header is line 1
         try:
-            stage = int(row["stage"])
-            freq = int(row["frequency"])
-        except (TypeError, ValueError):
-            raise InstanceError(
-                f"{path}, line {line}: stage = {row['stage']!r}, frequency = {row['frequency']!r}: "
-                "must be integers"
-            ) from None
+            stage = integer("stage", _cell(row["stage"]), minimum=0, maximum=100_000)
+            freq = integer("frequency", _cell(row["frequency"]), minimum=1, maximum=None)
+        except InstanceError as exc:
+            raise InstanceError(f"{path}, line {line}: {exc}") from None
         instr = str(row["instruction"]).strip()
         if instr not in (FORWARD, BACKWARD):
             raise InstanceError(
@@ -96,15 +127,19 @@ def instance_from_perseus_profile(
     num_microbatches: int,
     *,
     schedule: str = "1f1b",
-    p_blocking_w: float,
+    p_blocking_w: float | None = None,
     deadline_s: float | None = None,
     num_stages: int | None = None,
+    gpu: str | None = None,
 ) -> PemInstance:
     """A PEM instance of ``schedule`` over the stages of a Perseus profile.
 
     ``num_stages`` defaults to the number of stages in the file; every stage below
-    it must have both a forward and a backward table.
+    it must have both a forward and a backward table. The blocking power is
+    ``p_blocking_w``, or the preset of ``gpu`` (``"a100"``: 83.64 W, ``"a40"``:
+    70.38 W, the values of the Perseus authors' evaluation code).
     """
+    p_blocking_w = blocking_power(gpu, p_blocking_w)
     tables = read_perseus_profile(path)
     stages = sorted({int(k.split("/")[0][1:]) for k in tables})
     S = num_stages if num_stages is not None else len(stages)

@@ -5,15 +5,33 @@ Generated instances record their generator and seed in ``source``.
 
 from __future__ import annotations
 
-from energyopt.pipeline.evaluator import deadline_between, evaluate, fastest_choice
+import dataclasses
+import math
+from pathlib import Path
+
+from energyopt.core.instance import load_instance
+from energyopt.pipeline.evaluator import (
+    deadline_between,
+    evaluate,
+    fastest_choice,
+    uniform_clock_choice,
+)
 from energyopt.pipeline.generators import random_dag_instance, synthetic_instance
 from energyopt.pipeline.instance import PemInstance
+from energyopt.pipeline.readers import instance_from_perseus_profile
 
 SUITES = ("smoke", "paper")
 #: P_blocking of A100 SXM used by the Perseus authors.
 A100_P_BLOCKING_W = 83.64
 #: Microbatch counts of Perseus Table 6 (8 stages).
 TABLE6_MICROBATCHES = (12, 24, 48, 96)
+#: The Perseus authors' measured GPT-3 175B stage profile on A100 SXM (Apache-2.0).
+ROOT = Path(__file__).resolve().parents[2]
+GPT3_PROFILE = ROOT / ".." / "shared" / "data" / "perseus-sosp24" / "gpt3-175b+a100_sxm_bf16.csv"
+#: Deadlines of the GPT-3 instances, as multiples of the all-max-clock iteration time.
+GPT3_SLOWDOWNS = (1.0, 1.1)
+#: Where the library keeps the GPT-3 instances derived from that profile.
+GPT3_LIBRARY = ROOT / "instances" / "pipeline" / "paper"
 
 
 def suite(name: str) -> list[PemInstance]:
@@ -29,9 +47,9 @@ def suite(name: str) -> list[PemInstance]:
         10 clocks): 8 stages, 1F1B, 12 / 24 / 48 / 96 microbatches (Table 6),
         P_blocking 83.64 W, deadline = the iteration time with every computation
         at its fastest clock (no slowdown); and the synthetic 1F1B 4 x 8 and
-        8 x 16 of the speed comparison, without a deadline. The measured GPT-3
-        175B profile of the Perseus authors is read with
-        ``instance_from_perseus_profile`` (see ``docs/pipeline.md``).
+        8 x 16 of the speed comparison, without a deadline; then
+        :func:`gpt3_instances`, from the Perseus authors' measured GPT-3 175B
+        profile.
     """
     if name == "smoke":
         base = [
@@ -48,5 +66,34 @@ def suite(name: str) -> list[PemInstance]:
             out.append(inst.with_deadline(t_fast))
         out.append(synthetic_instance(4, 8, 10, seed=0))
         out.append(synthetic_instance(8, 16, 10, seed=0))
-        return out
+        return out + gpt3_instances()
     raise ValueError(f"unknown suite {name!r}; known: {', '.join(SUITES)}")
+
+
+def gpt3_instances(profile: Path = GPT3_PROFILE) -> list[PemInstance]:
+    """GPT-3 175B on A100 SXM (the Perseus authors' profile), 8 stages, 1F1B.
+
+    12 / 24 / 48 / 96 microbatches, P_blocking 83.64 W, deadlines at the
+    all-max-clock iteration time and at 1.1 x it. Built from ``profile`` when it
+    is there (``../shared/data``); otherwise the library's committed copies are
+    read back, so that a clone without the data has the same suite.
+    """
+    if not profile.exists():
+        return [load_instance(p) for p in sorted(GPT3_LIBRARY.glob("*-gpt3-*.json"))]
+    out = []
+    for M in TABLE6_MICROBATCHES:
+        base = instance_from_perseus_profile(profile, M, p_blocking_w=A100_P_BLOCKING_W)
+        max_clock = max(max(c for c in t.sm_clock_mhz if c) for t in base.tables.values())
+        t_max = evaluate(base, uniform_clock_choice(base, max_clock), None).iteration_time_s
+        for slowdown in GPT3_SLOWDOWNS:
+            # Rounded up to the nanosecond: the all-max-clock plan must stay feasible.
+            inst = base.with_deadline(math.ceil(t_max * slowdown * 1e9) / 1e9)
+            out.append(
+                dataclasses.replace(
+                    inst,
+                    name=f"gpt3-175b-a100-1f1b-8x{M}-T{slowdown:g}",
+                    source="measured: Perseus SOSP'24 artifact, gpt3-175b+a100_sxm_bf16.csv "
+                    "(Apache-2.0, ml-energy)",
+                )
+            )
+    return out

@@ -107,6 +107,54 @@ def _priority(d_jct: float, d_energy: float, jct_tot: float, e_tot: float) -> tu
     return (0, (d_jct / jct_tot) / (d_energy / e_tot))
 
 
+def _step_to(st: _State, j: int, n: int, n2: int):
+    """Key and details of moving job j from n to n2 GPUs at its clock (None: no option)."""
+    o2 = st.option(j, n2, st.f[j])
+    if o2 is None:
+        return None
+    d_jct = st.jct(j, n, st.f[j]) - st.jct(j, n2, st.f[j])
+    d_e = st.energy(j, n2, st.f[j]) - st.energy(j, n, st.f[j])
+    return _priority(d_jct, d_e, 1.0, 1.0), n2, o2, d_jct, d_e
+
+
+def _gpu_step(st: _State, j: int, n: int):
+    """The next GPU step of job j (network packing: 0 -> 1 -> 2 -> 4 ...), or None.
+
+    Starting a queued job gains only its waiting estimate w (its JCT then counts
+    its run on one GPU instead of w plus that run). With w = 0 that gain is nil,
+    and the paper's step rule would never start a queued job, although more GPUs
+    shorten it; so a start with no gain of its own is ranked by the start that
+    gains most, straight to 2, 4, ... GPUs (a documented departure,
+    ``formulations/powercap.md``).
+    """
+    first = _step_to(st, j, n, 1 if n == 0 else 2 * n)
+    if first is not None and first[0][0] >= 0:
+        return first
+    if n != 0:
+        return None
+    best = None
+    n2 = 2
+    while n2 <= st.inst.num_gpus:
+        cand = _step_to(st, j, 0, n2)
+        if cand is not None and cand[0][0] >= 0 and (best is None or cand[0] > best[0]):
+            best = cand
+        n2 *= 2
+    return best
+
+
+def _lowest_power_clocks(instance: PowercapInstance, st: _State) -> None:
+    """Put every running job at the clock with the least power for its GPU count.
+
+    Non-preemptible jobs start at their most efficient clock; when that breaks the
+    cap, a slower clock may fit (issue: the greedy answered ``infeasible`` on such
+    feasible events). Phase 2 raises clocks again where the cap allows.
+    """
+    for j, job in enumerate(instance.jobs):
+        if st.n[j] > 0:
+            opts = [o for o in job.options if o.num_gpus == st.n[j]]
+            st.f[j] = min(opts, key=lambda o: (o.power_w, -o.sm_clock_mhz)).sm_clock_mhz
+
+
 def marginal_return_greedy(instance: PowercapInstance) -> GreedyOutcome:
     """Algorithm 1 of PowerFlow on one scheduling event (see the module docstring).
 
@@ -127,9 +175,11 @@ def marginal_return_greedy(instance: PowercapInstance) -> GreedyOutcome:
                 st.f[j] = min(
                     o.sm_clock_mhz for o in instance.jobs[j].options if o.num_gpus == ns[0]
                 )
+    if sum(st.n) <= instance.num_gpus and st.power(st.n, st.f) > cap:
+        _lowest_power_clocks(instance, st)
     if sum(st.n) > instance.num_gpus or st.power(st.n, st.f) > cap:
         return GreedyOutcome(
-            None, 0, 0, "the jobs' minimum GPU counts at their efficient clocks break the cap"
+            None, 0, 0, "the jobs' minimum GPU counts at their lowest-power clocks break the cap"
         )
     r = instance.gpus_per_node
     idle_w = instance.idle_power_w
@@ -142,15 +192,10 @@ def marginal_return_greedy(instance: PowercapInstance) -> GreedyOutcome:
 
     def gpu_key(j: int):
         n = st.n[j]
-        n2 = 1 if n == 0 else 2 * n
-        o2 = st.option(j, n2, st.f[j])
-        if o2 is None:
+        step = _gpu_step(st, j, n)
+        if step is None:
             return None
-        d_jct = st.jct(j, n, st.f[j]) - st.jct(j, n2, st.f[j])
-        d_e = st.energy(j, n2, st.f[j]) - st.energy(j, n, st.f[j])
-        key = _priority(d_jct, d_e, 1.0, 1.0)
-        if key[0] < 0:
-            return None
+        key, n2, o2, d_jct, d_e = step
         # Ties (e.g. queued jobs whose start costs no energy: all gain the same waiting
         # estimate) go to the least remaining time, then the lower index. Not the
         # smallest JCT: that includes the age and would starve jobs that waited long.

@@ -163,6 +163,7 @@ class PruningExplorer:
         self.pending: int | None = None
         self.done = False
         self.survivors: list[int] = []
+        self.failed: set[int] = set()  # sizes seen missing the target
         self.order: list[int] = []  # every batch size handed out, in order
         self._start_round()
 
@@ -171,6 +172,7 @@ class PruningExplorer:
         self._down = sorted(self.sizes[: idx + 1], reverse=True)
         self._up = sorted(self.sizes[idx + 1 :])
         self._queue = list(self._down)
+        self._round_b0 = self.default
         self._phase = "down"
         self._good: list[int] = []
         self._best = math.inf
@@ -202,7 +204,12 @@ class PruningExplorer:
             self._good.append(int(batch_size))
             if cost < self._best:
                 self._best, self.default = cost, int(batch_size)
-        if not reached or not self._queue:
+        else:
+            self.failed.add(int(batch_size))
+        # b0's own failure does not end the descent: the smaller sizes are explored
+        # until one of *them* fails (issue 12, item 7: otherwise nothing is learned).
+        b0_failed = not reached and int(batch_size) == self._round_b0
+        if (not reached and not b0_failed) or not self._queue:
             if self._phase == "down" and self._up:
                 self._phase, self._queue = "up", list(self._up)
             else:
@@ -212,11 +219,10 @@ class PruningExplorer:
     def _end_round(self) -> None:
         self.round += 1
         if not self._good:
-            # No batch size reached the target this round: there is no evidence to prune
-            # on (the paper is silent), so Thompson Sampling starts on this round's sizes
-            # rather than on none.
+            # No batch size reached the target this round (the paper is silent): Thompson
+            # Sampling starts on the sizes not seen failing, or on all if every one failed.
             self.done = True
-            self.survivors = list(self.sizes)
+            self.survivors = [b for b in self.sizes if b not in self.failed] or list(self.sizes)
             return
         self.sizes = sorted(self._good)
         if self.round >= self.rounds:

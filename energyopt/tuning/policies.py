@@ -121,7 +121,8 @@ class GridSearchPolicy:
 
     Batch sizes are visited from b0 downwards, then upwards (the order of
     Zeus's pruning); power limits from the largest down. A batch size whose run
-    fails to reach the target is pruned (its other power limits are skipped).
+    fails to reach the target, and none of whose earlier runs reached it, is
+    pruned (its other power limits are skipped).
     Early stopping is off unless ``early_stopping=True``.
     """
 
@@ -146,7 +147,10 @@ class GridSearchPolicy:
             if b not in self.pruned:
                 return b, p, False
         if not self.observed:
-            raise RuntimeError("grid search: every batch size failed to reach the target")
+            # Every run was stopped early (or failed): nothing to exploit yet, so run the
+            # default configuration, which the trace says reaches the target.
+            inst = self.instance
+            return inst.default_batch_size, max(inst.power_limits_w), False
         # Exploit: the cheapest observed configuration (ties: first seen).
         b, p = min(self.observed, key=self.observed.__getitem__)
         return b, p, False
@@ -154,8 +158,11 @@ class GridSearchPolicy:
     def observe(self, batch_size: int, power_limit_w: float, cost: float, reached: bool) -> None:
         key = (int(batch_size), float(power_limit_w))
         if not reached:
-            self.pruned.add(int(batch_size))
-            self.observed = {k: v for k, v in self.observed.items() if k[0] != batch_size}
+            # An early-stopped run says the batch size missed the target this time; it
+            # is pruned unless another of its runs reached it, and no observation of a
+            # successful run is thrown away (issue 12, item 8).
+            if not any(k[0] == int(batch_size) for k in self.observed):
+                self.pruned.add(int(batch_size))
         elif key not in self.observed:
             self.observed[key] = float(cost)
 

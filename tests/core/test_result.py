@@ -32,3 +32,33 @@ def test_result_json_is_plain():
     assert data["termination"] == "optimal" and data["status"] == "optimal"
     assert data["frontier"][0]["bound"] is None  # non-finite numbers become null
     assert data["extra"] == {"n": 3}
+
+
+def test_statuses_print_as_their_values_and_results_as_one_line():
+    # Issue 16: the README's print showed "TerminationReason.TIME_LIMIT".
+    from energyopt.core.result import Result
+    from energyopt.core.status import SolutionStatus, TerminationReason
+
+    assert str(TerminationReason.TIME_LIMIT) == "time_limit"
+    assert f"{SolutionStatus.FEASIBLE}" == "feasible"
+    r = Result(
+        family="pipeline",
+        instance_id="abc",
+        method="highs",
+        termination=TerminationReason.TIME_LIMIT,
+        status=SolutionStatus.FEASIBLE,
+        objective=110.0,
+        bound=100.0,
+    )
+    text = str(r)
+    assert "time_limit (feasible)" in text and "gap 9.091 %" in text and "\n" not in text
+
+
+def test_cli_version(capsys):
+    import pytest
+
+    from energyopt.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0 and capsys.readouterr().out.startswith("energyopt ")

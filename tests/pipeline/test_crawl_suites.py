@@ -30,7 +30,13 @@ def test_paper_suite_shapes_and_errors():
         (8, 96),
         (4, 8),
         (8, 16),
-    ]
+    ] + [(8, m) for m in (12, 12, 24, 24, 48, 48, 96, 96)]
+    gpt3 = insts[6:]
+    assert all(i.source.startswith("measured: Perseus") for i in gpt3)
+    # Deadlines: the all-max-clock iteration time (12 microbatches: 2.8365 s, data README)
+    # and 1.1 x it.
+    assert gpt3[0].deadline_s == pytest.approx(2.8365, abs=1e-4)
+    assert gpt3[1].deadline_s == pytest.approx(1.1 * gpt3[0].deadline_s, rel=1e-8)
     assert suite("paper")[0] == insts[0]  # deterministic
     with pytest.raises(ValueError, match="unknown suite"):
         suite("huge")

@@ -125,3 +125,71 @@ def test_instance_is_immutable():
         inst.p_blocking_w = 3.0
     with pytest.raises(TypeError):
         inst.tables["c"] = inst.tables["a"]
+
+
+def test_explicit_dag_must_order_each_stage():
+    # Issue 12, item 3: two computations of stage 0 with no path between them would run
+    # at once on one GPU, and Eq. 3's blocking energy would go negative.
+    from energyopt.core.instance import InstanceError
+    from energyopt.pipeline.instance import PemInstance
+    from energyopt.pipeline.options import OptionTable
+    from energyopt.pipeline.schedules import Computation
+
+    table = {"a": OptionTable((1000,), (1.0,), (10.0,))}
+    comps = (Computation(0, "forward", 0, "a"), Computation(0, "forward", 1, "a"))
+    with pytest.raises(InstanceError, match="stage 0 are not ordered"):
+        PemInstance(1, comps, (), table, 5.0)
+    PemInstance(1, comps, ((0, 1),), table, 5.0)  # ordered: fine
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_random_dags_have_nonnegative_blocking_energy(seed):
+    from energyopt.pipeline import random_dag_instance
+    from energyopt.pipeline.evaluator import evaluate, fastest_choice
+
+    inst = random_dag_instance(6, 3, seed=seed, num_stages=1 + seed % 3)
+    ev = evaluate(inst, fastest_choice(inst), None)
+    assert ev.blocking_energy_j >= -1e-9
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda d: d.update(num_microbatches=2.5), "num_microbatches = 2.5: must be an integer"),
+        (lambda d: d.update(num_microbatches=True), "not a boolean"),
+        (lambda d: d.update(version=99), "version = 99: unsupported"),
+        (lambda d: d.update(version="x"), "version = 'x': unsupported"),
+        (lambda d: d.update(num_stages=1000000), "option tables"),
+        (lambda d: d.update(num_microbatches=9_000_000), "computations, more than"),
+        (lambda d: d.update(name={"a": 1}), "name = {'a': 1}: must be a string"),
+        (lambda d: d.update(p_blocking_w=10**400), "is too large"),
+        (
+            lambda d: d["tables"]["s0/forward"]["sm_clock_mhz"].__setitem__(0, 1410.7),
+            "sm_clock_mhz.0. = 1410.7: must be an integer",
+        ),
+        (lambda d: d["tables"]["s0/forward"]["time_s"].__setitem__(0, "1"), "must be a number"),
+    ],
+)
+def test_strict_schedule_fields(change, match):
+    # Issue 13: silent truncation, bools as numbers, unknown versions, absurd sizes.
+    data = synthetic_instance(2, 2, 3, seed=0).to_dict()
+    change(data)
+    with pytest.raises(InstanceError, match=match):
+        PemInstance.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda d: d.update(edges={}), "edges = {}: must be a list"),
+        (lambda d: d["edges"].__setitem__(0, [0.5, 1]), r"edges\[0\]\[0\] = 0.5"),
+        (lambda d: d["edges"].__setitem__(0, [0, 1, 2]), "must be a pair"),
+        (lambda d: d["computations"][0].update(stage=True), "not a boolean"),
+        (lambda d: d["computations"][0].pop("table"), "missing field 'table'"),
+    ],
+)
+def test_strict_explicit_fields(change, match):
+    data = random_dag_instance(6, 3, seed=0).to_dict()
+    change(data)
+    with pytest.raises(InstanceError, match=match):
+        PemInstance.from_dict(data)

@@ -55,3 +55,43 @@ def test_perseus_published_profile(perseus_profile):
     assert len(tables) == 16
     assert all(len(t) == 38 for t in tables.values())
     assert max(tables["s0/forward"].sm_clock_mhz) == 1410
+
+
+@pytest.mark.parametrize(
+    "row, match",
+    [
+        ("inf,forward,1410,0.1,10.0", "stage = inf: must be an integer"),
+        ("1e400,forward,1410,0.1,10.0", "stage = inf: must be an integer"),
+        ("0,forward,1410.7,0.1,10.0", "frequency = 1410.7: must be an integer"),
+        ("0,forward,true,0.1,10.0", "frequency"),
+    ],
+)
+def test_perseus_reader_strict_integers(tmp_path, row, match):
+    # Issue 13: inf / 1e400 raised OverflowError; fractional clocks were truncated.
+    from energyopt.pipeline.readers import read_perseus_profile
+
+    path = tmp_path / "p.csv"
+    path.write_text("stage,instruction,frequency,time,energy\n" + row + "\n")
+    with pytest.raises(InstanceError, match=match):
+        read_perseus_profile(path)
+
+
+def test_perseus_reader_names_a_few_columns_only(tmp_path):
+    from energyopt.pipeline.readers import read_perseus_profile
+
+    path = tmp_path / "wide.csv"
+    path.write_text(",".join(f"c{i}" for i in range(5000)) + "\n" + "1," * 4999 + "1\n")
+    with pytest.raises(InstanceError) as exc:
+        read_perseus_profile(path)
+    msg = str(exc.value)
+    assert "missing column(s) stage" in msg and "and 4995 more" in msg and len(msg) < 300
+
+
+def test_blocking_power_presets(tmp_path):
+    from energyopt.pipeline.readers import P_BLOCKING_W, blocking_power
+
+    assert blocking_power("A100", None) == 83.64 == P_BLOCKING_W["a100"]
+    assert blocking_power("a40", None) == 70.38
+    assert blocking_power("a40", 50.0) == 50.0  # an explicit value wins
+    with pytest.raises(InstanceError, match="no blocking-power preset"):
+        blocking_power("h100", None)

@@ -117,10 +117,11 @@ def test_pruning_failure_stops_direction_and_round_two_prunes_more():
         ex.report(b, *outcome(b))
         if ex.round == 1:
             first_round = False
-    # Round 1: 16, 8, 32, 64 -> all kept, best 32. Round 2 from 32: down 32 (fails) ->
-    # up: 64 (converges) -> kept {64}; 16 and 8 are never retried, so they are pruned.
-    assert ex.order == [16, 8, 32, 64, 32, 64]
-    assert ex.survivors == [64]
+    # Round 1: 16, 8, 32, 64 -> all kept, best 32. Round 2 from 32: b0 = 32 fails, but
+    # the descent goes on below it (issue 12, item 7): 16, 8 converge; then up: 64
+    # converges -> kept {8, 16, 64}; 32 is pruned.
+    assert ex.order == [16, 8, 32, 64, 32, 16, 8, 64]
+    assert ex.survivors == [8, 16, 64]
 
 
 def test_explorer_ignores_out_of_order_reports():
@@ -135,10 +136,11 @@ def test_explorer_ignores_out_of_order_reports():
 
 def test_round_where_nothing_reaches_the_target_prunes_nothing():
     ex = PruningExplorer([8, 16, 32], default=16)
-    # Round 1: 16 fails (down stops), up: 32 fails -> no evidence: the round's sizes stay.
+    # Round 1: b0 = 16 fails (the descent goes on), 8 fails (descent ends), up: 32 fails.
+    # Every size failed: no evidence to prune on, so the round's sizes stay.
     while (b := ex.next_batch_size()) is not None:
         ex.report(b, 1.0, False)
-    assert ex.order == [16, 32]
+    assert ex.order == [16, 8, 32]
     assert ex.done and ex.survivors == [8, 16, 32]
 
 
@@ -152,3 +154,42 @@ def test_generated_instances_run_every_method(tmp_path):
         for method in ("zeus", "grid-search", "default", "exact"):
             r = energyopt.solve(inst, method, seed=0)
             assert r.has_solution, (inst.name, method, r.message)
+
+
+def test_pruning_explores_below_a_failing_default():
+    # Issue 12, item 7: b0 = 1024 fails; the descent goes on to 8 and 4 (which reach the
+    # target), the failing b0 is dropped, and round 2 starts from the cheapest (8).
+    e = PruningExplorer([4, 8, 1024], default=1024)
+    while not e.done:
+        b = e.next_batch_size()
+        e.report(b, 5.0 if b == 8 else 7.0, b != 1024)
+    assert e.order == [1024, 8, 4, 8, 4]
+    assert e.survivors == [4, 8] and 1024 in e.failed
+
+
+def test_pruning_with_nothing_reaching_the_target_keeps_unfailed_sizes():
+    e = PruningExplorer([4, 8, 16, 1024], default=8)
+    while not e.done:
+        e.report(e.next_batch_size(), 1.0, False)
+    # 8 fails, 4 fails (descent ends), then 16 fails (ascent ends): 1024 never failed.
+    assert e.survivors == [1024]
+
+
+def test_grid_search_keeps_successes_of_early_stopped_batch_sizes():
+    # Issue 12, item 8: one early-stopped run used to prune its batch size and throw away
+    # that batch size's successful observations, until nothing was left to exploit.
+    from energyopt.tuning.generators import synthetic_instance
+    from energyopt.tuning.policies import GridSearchPolicy
+
+    inst = synthetic_instance(1, batch_sizes=(16, 32), power_limits_w=(100.0, 200.0))
+    g = GridSearchPolicy(inst, early_stopping=True)
+    g.observe(32, 200.0, 10.0, True)
+    g.observe(32, 100.0, 99.0, False)  # stopped early
+    assert 32 not in g.pruned and g.observed == {(32, 200.0): 10.0}
+    g.observe(16, 200.0, 50.0, False)
+    assert 16 in g.pruned
+    g.next_index = len(g.grid)
+    assert g.next_config() == (32, 200.0, False)
+    empty = GridSearchPolicy(inst, early_stopping=True)
+    empty.next_index = len(empty.grid)
+    assert empty.next_config() == (inst.default_batch_size, 200.0, False)

@@ -1,0 +1,392 @@
+"""The convex-hull relaxation of PEM: a proven lower bound on the energy at every deadline.
+
+Replace each computation's option table by the lower convex hull of its points
+(time, effective energy ``e - P_b t``) and let its duration vary continuously
+between the fastest option and the cheapest one (``formulations/pem.md``,
+Sec. 7, Eqs. PEM-R1..R5). Every plan of the MILP is a point of this LP, so its
+optimum ``L(T)`` is a lower bound on the least effective energy of any plan with
+makespan at most ``T``, and ``L(T) + P_b S T`` bounds the energy (Perseus Eq. 4).
+
+``L`` is convex and nonincreasing in ``T`` (a parametric right-hand side), so each
+LP solved at a deadline ``T_k`` yields, through its dual, an affine function that
+lies below ``L`` everywhere (Eq. PEM-R6). :func:`bound_curve` solves the LP at a
+few deadlines, chosen by the sandwich method until the tangents meet the LP
+values within a tolerance, and the maximum of those tangents is a lower bound at
+*every* deadline: one curve certifies a whole frontier.
+
+The bound is computed from the dual values by weak duality (Eq. PEM-R6), not
+from the solver's objective, so LP tolerances can only make it weaker, never
+invalid.
+
+The LP is built once with arrays and solved with ``highspy`` directly; changing
+the deadline is a change of one column's bounds, which HiGHS re-solves from the
+previous basis.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+
+import highspy
+import numpy as np
+
+from energyopt.core.gap import gap
+from energyopt.core.result import FrontierPoint
+from energyopt.pipeline.instance import PemInstance
+
+#: Relative distance between the LP value and the tangents at which the sandwich
+#: refinement of :func:`bound_curve` stops on an interval.
+CURVE_RTOL = 1e-6
+
+
+def lower_hull(times: np.ndarray, costs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices of the nonincreasing lower convex hull of the points ``(times, costs)``.
+
+    Only the part that falls with time matters: a computation may always run a
+    faster option than its planned duration (finishing early never delays anyone),
+    so the relaxed cost of a duration ``d`` is the least hull cost at or before ``d``.
+
+    Returns
+    -------
+    (t, c)
+        Vertices with ``t`` strictly increasing and ``c`` strictly decreasing; the
+        first is the fastest option (cheapest among equally fast ones), the last the
+        cheapest option (fastest among equally cheap ones).
+    """
+    order = np.lexsort((costs, times))
+    pts: list[tuple[float, float]] = []
+    for k in order:
+        t, c = float(times[k]), float(costs[k])
+        if pts and c >= pts[-1][1]:
+            continue  # slower and not cheaper: dominated (Pareto filter)
+        # Drop the last vertex while it lies on or above the chord to the new point.
+        while len(pts) >= 2:
+            (t1, c1), (t2, c2) = pts[-2], pts[-1]
+            if (c2 - c1) * (t - t1) >= (c - c1) * (t2 - t1):
+                pts.pop()
+            else:
+                break
+        pts.append((t, c))
+    arr = np.asarray(pts, dtype=float)
+    return arr[:, 0], arr[:, 1]
+
+
+@dataclasses.dataclass(frozen=True)
+class Tangent:
+    """A valid lower bound ``L(T) >= offset + slope * T`` from the LP's dual at ``at_s``."""
+
+    at_s: float
+    offset: float
+    slope: float
+    lp_value: float
+    """The LP's own optimum at ``at_s`` (the solver's number; not used as a bound)."""
+
+    def __call__(self, deadline_s: float) -> float:
+        return self.offset + self.slope * deadline_s
+
+
+class HullRelaxation:
+    """The convex-hull LP of one PEM instance, re-solvable at any deadline.
+
+    Columns: duration ``d_i``, relaxed effective energy ``z_i``, start ``s_i`` per
+    computation, and the deadline ``T`` as one column fixed by its bounds.
+    """
+
+    def __init__(self, instance: PemInstance) -> None:
+        self.instance = instance
+        n = instance.num_computations
+        self.n = n
+        hulls = {}
+        for name, table in instance.tables.items():
+            t = np.asarray(table.time_s, dtype=float)
+            c = np.asarray(table.energy_j, dtype=float) - instance.p_blocking_w * t
+            hulls[name] = lower_hull(t, c)
+        self.hull = [hulls[c.table] for c in instance.computations]
+        self.t_min = np.array([h[0][0] for h in self.hull])
+        self.t_cheap = np.array([h[0][-1] for h in self.hull])
+        self.fastest_makespan_s = _longest_path(instance, self.t_min)
+        self.cheapest_makespan_s = _longest_path(instance, self.t_cheap)
+        # HiGHS' tolerances are absolute: the LP is solved in units that make the
+        # slowest makespan and the largest cost 1 (results are converted back).
+        self.time_unit = self.cheapest_makespan_s if self.cheapest_makespan_s > 0 else 1.0
+        biggest = max((float(np.abs(h[1]).max()) for h in self.hull), default=0.0)
+        self.energy_unit = biggest if biggest > 0 else 1.0
+        self._shull = [(t / self.time_unit, c / self.energy_unit) for t, c in self.hull]
+        self._build()
+
+    # -- the LP (formulations/pem.md, Sec. 7) ---------------------------------------
+    def _build(self) -> None:
+        n = self.n
+        self.col_d, self.col_z, self.col_s, self.col_T = 0, n, 2 * n, 3 * n
+        lo = np.zeros(3 * n + 1)
+        hi = np.zeros(3 * n + 1)
+        cost = np.zeros(3 * n + 1)
+        # Eq. PEM-R1: minimise the relaxed effective energy.
+        cost[self.col_z : self.col_z + n] = 1.0
+        # Eq. PEM-R2: each duration between the fastest and the cheapest hull vertex.
+        lo[:n] = [h[0][0] for h in self._shull]
+        hi[:n] = [h[0][-1] for h in self._shull]
+        # z_i lies between the cheapest and the fastest vertex's cost (implied by R3).
+        lo[n : 2 * n] = [h[1][-1] for h in self._shull]
+        hi[n : 2 * n] = [h[1][0] for h in self._shull]
+        # Starts: every plan has an earliest-start schedule starting before the
+        # slowest makespan (1 in LP units), so this box cuts no plan off.
+        lo[2 * n : 3 * n], hi[2 * n : 3 * n] = 0.0, self.cheapest_makespan_s / self.time_unit
+        lo[-1] = hi[-1] = self.cheapest_makespan_s / self.time_unit
+        rows: list[tuple[list[int], list[float], float]] = []
+        rows += self._hull_rows()
+        rows += self._precedence_rows()
+        rows += self._deadline_rows()
+        self.row_lower = np.array([r[2] for r in rows], dtype=float)
+        self._cost, self._lo, self._hi = cost, lo, hi
+        self._matrix = _csc(rows, 3 * n + 1)
+        self.highs = _highs_lp(cost, lo, hi, self.row_lower, self._matrix)
+
+    def _hull_rows(self) -> list[tuple[list[int], list[float], float]]:
+        """Eq. PEM-R3: ``z_i >= c_k + a_k (d_i - t_k)`` for each hull segment ``k``."""
+        rows = []
+        for i, (t, c) in enumerate(self._shull):
+            for k in range(len(t) - 1):
+                slope = (c[k + 1] - c[k]) / (t[k + 1] - t[k])
+                # z_i - slope * d_i >= c_k - slope * t_k
+                rows.append(([self.col_z + i, self.col_d + i], [1.0, -slope], c[k] - slope * t[k]))
+        return rows
+
+    def _precedence_rows(self) -> list[tuple[list[int], list[float], float]]:
+        """Eq. PEM-R4: ``s_j >= s_i + d_i`` for every edge ``(i, j)`` (Perseus Eq. 1)."""
+        s, d = self.col_s, self.col_d
+        return [([s + j, s + i, d + i], [1.0, -1.0, -1.0], 0.0) for i, j in self.instance.edges]
+
+    def _deadline_rows(self) -> list[tuple[list[int], list[float], float]]:
+        """Eq. PEM-R5: ``s_i + d_i <= T`` for every computation without successors."""
+        s, d, T = self.col_s, self.col_d, self.col_T
+        succ = self.instance.successors
+        return [([T, s + i, d + i], [1.0, -1.0, -1.0], 0.0) for i in range(self.n) if not succ[i]]
+
+    # -- solving -------------------------------------------------------------------
+    def solve(self, deadline_s: float) -> tuple[Tangent, np.ndarray] | None:
+        """Solve at ``deadline_s``; ``None`` when no plan meets it (even relaxed).
+
+        Returns the tangent (Eq. PEM-R6) and the LP's durations ``d``.
+        """
+        if deadline_s < self.fastest_makespan_s * (1 - 1e-12) - 1e-15:
+            return None
+        T = max(float(deadline_s), self.fastest_makespan_s)
+        Tu = T / self.time_unit
+        self.highs.changeColBounds(self.col_T, Tu, Tu)
+        self.highs.run()
+        if self.highs.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            self.highs.clearSolver()  # retry from scratch once
+            self.highs.run()
+            if self.highs.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+                return None
+        sol = self.highs.getSolution()
+        y = np.asarray(sol.row_dual, dtype=float)
+        x = np.asarray(sol.col_value, dtype=float)
+        eu, tu = self.energy_unit, self.time_unit
+        lp_value = float(self.highs.getInfo().objective_function_value) * eu
+        offset, slope = self._weak_dual(y)
+        return Tangent(T, offset * eu, slope * eu / tu, lp_value), x[: self.n] * tu
+
+    def _weak_dual(self, y: np.ndarray) -> tuple[float, float]:
+        """Eq. PEM-R6: the Lagrangian bound of multipliers ``y`` as ``offset + slope T``.
+
+        Every row reads ``a_r x >= b_r``, so any ``y >= 0`` gives
+        ``c x >= b y + sum_j min(r_j l_j, r_j u_j)`` with ``r = c - A^T y`` over the
+        column box; only ``T``'s term depends on the deadline.
+        """
+        y = np.maximum(y, 0.0)
+        r = self._cost - self._matrix.T @ y
+        lo, hi = self._lo[:-1], self._hi[:-1]
+        rr = r[:-1]
+        box = np.minimum(rr * lo, rr * hi)
+        offset = math.fsum(self.row_lower * y) + math.fsum(box)
+        # Rounding in the sums above is far below this margin.
+        offset -= 1e-12 * (math.fsum(np.abs(self.row_lower * y)) + math.fsum(np.abs(box)) + 1.0)
+        return offset, float(r[-1])
+
+
+def _longest_path(instance: PemInstance, durations: np.ndarray) -> float:
+    finish = np.zeros(instance.num_computations)
+    preds = instance.predecessors
+    for i in instance.topological_order:
+        p = preds[i]
+        finish[i] = (max(finish[j] for j in p) if p else 0.0) + durations[i]
+    return float(finish.max()) if len(finish) else 0.0
+
+
+def _csc(rows: list[tuple[list[int], list[float], float]], num_cols: int):
+    from scipy.sparse import coo_matrix
+
+    r_idx, c_idx, vals = [], [], []
+    for r, (cols, coefs, _) in enumerate(rows):
+        r_idx += [r] * len(cols)
+        c_idx += cols
+        vals += coefs
+    return coo_matrix((vals, (r_idx, c_idx)), shape=(len(rows), num_cols)).tocsc()
+
+
+def _highs_lp(cost, lo, hi, row_lower, matrix) -> highspy.Highs:
+    lp = highspy.HighsLp()
+    lp.num_col_ = len(cost)
+    lp.num_row_ = len(row_lower)
+    lp.col_cost_ = cost
+    lp.col_lower_ = lo
+    lp.col_upper_ = hi
+    lp.row_lower_ = row_lower
+    lp.row_upper_ = np.full(len(row_lower), highspy.kHighsInf)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = matrix.indptr
+    lp.a_matrix_.index_ = matrix.indices
+    lp.a_matrix_.value_ = matrix.data
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    # Rounding reads the LP's durations: keep them feasible to well below the
+    # evaluator's deadline tolerance (1e-9 relative; the LP's time unit is ~T).
+    h.setOptionValue("primal_feasibility_tolerance", 1e-10)
+    h.setOptionValue("dual_feasibility_tolerance", 1e-10)
+    h.setOptionValue("threads", 1)
+    h.passModel(lp)
+    return h
+
+
+@dataclasses.dataclass(frozen=True)
+class BoundCurve:
+    """A proven lower bound on the energy of a PEM instance at every deadline.
+
+    ``energy_bound(T)`` is ``max_k tangent_k(T) + P_b S T`` (Eqs. PEM-R6, PEM-R7);
+    it is ``None`` below the fastest makespan, where no plan exists.
+    """
+
+    tangents: tuple[Tangent, ...]
+    fastest_makespan_s: float
+    cheapest_makespan_s: float
+    blocking_w_per_s: float
+    """``P_b S``: the energy that each second of iteration time adds."""
+    lp_solves: int
+    runtime_s: float
+
+    def effective_bound(self, deadline_s: float) -> float | None:
+        """Lower bound on the least effective energy of any plan with makespan <= T."""
+        if deadline_s < self.fastest_makespan_s * (1 - 1e-12) - 1e-15:
+            return None
+        # L is nonincreasing: past the cheapest makespan it is constant.
+        T = min(deadline_s, self.cheapest_makespan_s)
+        return max(tg(T) for tg in self.tangents)
+
+    def energy_bound(self, deadline_s: float) -> float | None:
+        """Lower bound on the energy (Perseus Eq. 4) of any plan meeting ``deadline_s``."""
+        eff = self.effective_bound(deadline_s)
+        return None if eff is None else eff + self.blocking_w_per_s * deadline_s
+
+
+def bound_curve(
+    instance: PemInstance,
+    rtol: float = CURVE_RTOL,
+    max_solves: int = 2000,
+    time_limit: float | None = None,
+    relaxation: HullRelaxation | None = None,
+) -> BoundCurve:
+    """Sandwich the LP bound over all deadlines (Eq. PEM-R7).
+
+    Starts from the tangents at the fastest and cheapest makespans and bisects
+    at the intersection of neighbouring tangents until the LP value there is
+    within ``rtol`` (relative to the energy) of the tangents, ``max_solves`` LPs
+    are solved, or ``time_limit`` seconds pass. Stopping early only loosens the
+    curve: every tangent is a valid bound.
+    """
+    tick = time.perf_counter()
+    relax = relaxation if relaxation is not None else HullRelaxation(instance)
+    pbs = instance.p_blocking_w * instance.num_stages
+    lo, hi = relax.fastest_makespan_s, relax.cheapest_makespan_s
+    tangents: list[Tangent] = []
+    for T in (lo, hi) if hi > lo else (lo,):
+        got = relax.solve(T)
+        if got is not None:
+            tangents.append(got[0])
+    solves = len(tangents)
+    stack = [(0, 1)] if len(tangents) == 2 else []
+    while stack and solves < max_solves:
+        if time_limit is not None and time.perf_counter() - tick > time_limit:
+            break
+        a, b = stack.pop()
+        ta, tb = tangents[a], tangents[b]
+        if ta.slope == tb.slope:
+            continue
+        x = (tb.offset - ta.offset) / (ta.slope - tb.slope)
+        if not (ta.at_s < x < tb.at_s):
+            continue
+        below = max(ta(x), tb(x))
+        got = relax.solve(x)
+        solves += 1
+        if got is None:
+            continue
+        tx = got[0]
+        scale = abs(tx.lp_value + pbs * x) + 1e-12
+        if tx(x) - below <= rtol * scale:
+            continue
+        tangents.append(tx)
+        k = len(tangents) - 1
+        stack += [(a, k), (k, b)]
+    tangents.sort(key=lambda tg: tg.at_s)
+    return BoundCurve(tuple(tangents), lo, hi, pbs, solves, runtime_s=time.perf_counter() - tick)
+
+
+def certify_frontier(
+    curve: BoundCurve, points: tuple[FrontierPoint, ...]
+) -> tuple[tuple[FrontierPoint, ...], dict[str, float | None]]:
+    """Give every frontier point the curve's bound at its makespan, and gap statistics.
+
+    A point's energy is counted at its own makespan ``T``; any plan finishing by
+    ``T`` uses at least ``curve.energy_bound(T)`` there, so that is its proven bound.
+    """
+    out = tuple(dataclasses.replace(p, bound=curve.energy_bound(p.deadline_s)) for p in points)
+    gaps = [g for g in (gap(p.objective, p.bound) for p in out) if g is not None]
+    stats = {
+        "frontier_gap_max": max(gaps) if gaps else None,
+        "frontier_gap_median": float(np.median(gaps)) if gaps else None,
+        "bound_curve_lp_solves": curve.lp_solves,
+        "bound_curve_runtime_s": curve.runtime_s,
+    }
+    return out, stats
+
+
+def relaxation_bound(instance: PemInstance, deadline_s: float | None = ...) -> float | None:  # type: ignore[assignment]
+    """Energy lower bound at one deadline (the instance's own by default).
+
+    Without a deadline the bound is over all iteration times: the minimum over
+    ``T`` of ``L(T) + P_b S T``, attained at a tangent point of the curve.
+    """
+    if deadline_s is ...:
+        deadline_s = instance.deadline_s
+    relax = HullRelaxation(instance)
+    if deadline_s is not None:
+        got = relax.solve(deadline_s)
+        if got is None:
+            return None
+        return got[0](max(deadline_s, relax.fastest_makespan_s)) + (
+            instance.p_blocking_w * instance.num_stages * deadline_s
+        )
+    curve = bound_curve(instance, relaxation=relax)
+    vals = [curve.energy_bound(T) for T in curve_breakpoints(curve)]
+    return min(v for v in vals if v is not None)
+
+
+def curve_breakpoints(curve: BoundCurve) -> list[float]:
+    """Where the convex, piecewise linear energy bound can take its minimum.
+
+    ``max_k tangent_k(T) + P_b S T`` bends only where two tangents cross, so its
+    minimum over ``T`` lies at a crossing or at an end of the range.
+    """
+    tg = curve.tangents
+    lo, hi = curve.fastest_makespan_s, curve.cheapest_makespan_s
+    points = {lo, hi}
+    for a in range(len(tg)):
+        for b in range(a + 1, len(tg)):
+            if tg[a].slope != tg[b].slope:
+                x = (tg[b].offset - tg[a].offset) / (tg[a].slope - tg[b].slope)
+                if lo <= x <= hi:
+                    points.add(x)
+    return sorted(points)
