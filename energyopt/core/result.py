@@ -171,27 +171,6 @@ class Result:
         cols = ["method", "deadline_s", "energy_j", "bound_j", "gap"]
         return pd.DataFrame(rows, columns=cols).sort_values("deadline_s", ignore_index=True)
 
-    def __str__(self) -> str:
-        """A short readable summary (one line per field that has a value)."""
-        lines = [f"Result({self.family} / {self.method} on {self.instance_id[:12]})"]
-        lines.append(f"  termination  {self.termination.value}")
-        lines.append(f"  status       {self.status.value}")
-        for name in ("objective", "bound", "gap"):
-            v = getattr(self, name)
-            text = "-" if v is None else (f"{100 * v:.4f} %" if name == "gap" else f"{v:.10g}")
-            lines.append(f"  {name:<12} {text}")
-        lines.append(f"  runtime_s    {self.runtime_s:.3f}")
-        solver = f"{self.solver} {self.solver_version}".strip()
-        lines.append(f"  solver       {solver}")
-        if self.seed is not None:
-            lines.append(f"  seed         {self.seed}")
-        if self.frontier:
-            lines.append(f"  frontier     {len(self.frontier)} points")
-        if self.message:
-            msg = " ".join(self.message.split())
-            lines.append(f"  message      {msg[:200]}")
-        return "\n".join(lines)
-
     def __repr__(self) -> str:
         return (
             f"Result(family={self.family!r}, method={self.method!r}, "

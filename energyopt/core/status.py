@@ -35,10 +35,6 @@ class TerminationReason(str, enum.Enum):
     UNKNOWN = "unknown"
     """The solver gave no usable reason."""
 
-    def __str__(self) -> str:
-        # print(result.termination) shows the value, as the docs write it.
-        return self.value
-
 
 class SolutionStatus(str, enum.Enum):
     """What a method has to show (printed as its value: ``feasible``)."""
@@ -54,6 +50,3 @@ class SolutionStatus(str, enum.Enum):
     """A solution that the evaluator rejects (always a bug in a method)."""
     NONE = "none"
     """No solution."""
-
-    def __str__(self) -> str:
-        return self.value
