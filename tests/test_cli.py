@@ -34,3 +34,18 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
 def test_methods_listing(capsys):
     assert main(["methods", "pipeline"]) == 0
     assert "exact-frontier" in capsys.readouterr().out
+
+
+def test_help_imports_no_solver_stack():
+    # Issue 17: `energyopt --help` took 1.8-2.3 s because it imported every family and
+    # Pyomo; the parser must come without pandas, Pyomo or any family.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, energyopt.cli as c; c.build_parser(); "
+        "heavy = [m for m in ('pandas', 'pyomo', 'energyopt.pipeline', 'energyopt.capacity') "
+        "if m in sys.modules]; print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from energyopt.core import validate as V
 from energyopt.core.instance import InstanceBase, InstanceError, check, finite_nonneg
 
 #: Joules per kilowatt-hour: prices are in EUR/kWh, powers in W, times in s.
@@ -171,6 +172,10 @@ class CapacityInstance(InstanceBase):
             )
         for k in ("energy_price_eur_per_kwh", "pue", "postponement_penalty"):
             object.__setattr__(self, k, finite_nonneg(k, getattr(self, k)))
+        # A data centre's power usage effectiveness is >= 1 (facility / IT power).
+        check(self.pue >= 1.0, "pue", self.pue, "must be >= 1 (facility power / IT power)")
+        V.unique("nodes[].name", [n.name for n in self.nodes])
+        V.unique("jobs[].name", [j.name for j in self.jobs])
         object.__setattr__(self, "now_s", _finite("now_s", self.now_s))
         h = finite_nonneg("idle_horizon_s", self.idle_horizon_s)
         check(h > 0, "idle_horizon_s", self.idle_horizon_s, "must be positive")
@@ -390,6 +395,7 @@ class CapacityInstance(InstanceBase):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CapacityInstance:
+        V.version(dict(data))
         nodes = []
         for n, raw in enumerate(_list(data, "nodes")):
             f = f"nodes[{n}]"
@@ -402,8 +408,8 @@ class CapacityInstance(InstanceBase):
             )
             nodes.append(
                 Node(
-                    str(raw["name"]),
-                    str(raw["gpu_type"]),
+                    V.string(f"{f}.name", raw["name"]),
+                    V.string(f"{f}.gpu_type", raw["gpu_type"]),
                     raw["num_gpus"],
                     raw["idle_power_w"],
                     raw["gpu_power_w"],
@@ -445,7 +451,7 @@ class CapacityInstance(InstanceBase):
                 )
             jobs.append(
                 Job(
-                    str(raw["name"]),
+                    V.string(f"{f}.name", raw["name"]),
                     raw["arrival_s"],
                     raw["due_s"],
                     raw["tardiness_weight_eur_per_s"],
@@ -468,8 +474,8 @@ class CapacityInstance(InstanceBase):
             work_conserving=wc,
             idle_horizon_s=data.get("idle_horizon_s", 3600.0),
             restart_from_checkpoint=rc,
-            name=str(data.get("name", "")),
-            source=str(data.get("source", "")),
+            name=V.string("name", data.get("name", ""), nonempty=False),
+            source=V.string("source", data.get("source", ""), nonempty=False),
         )
 
     def __eq__(self, other: object) -> bool:

@@ -20,7 +20,8 @@ from energyopt.pipeline.crawl import crawl
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.methods import pem_result
 from energyopt.pipeline.paretoset import best_at, energy_pareto, frontier_points
-from energyopt.pipeline.relaxation import bound_curve, certify_frontier
+from energyopt.pipeline.relaxation import HullRelaxation, bound_curve, certify_frontier
+from energyopt.pipeline.rounding import OptionArrays, rounded_plan
 
 FAMILY = "pipeline"
 
@@ -38,8 +39,14 @@ def perseus_frontier(
     jump: bool = True,
     rounding: str = "down",
     certify: bool = False,
+    polish: int = 0,
 ) -> Result:
     """Crawl, score and filter; the Result's objective is at the instance's deadline.
+
+    With ``polish = K > 0``, the relaxation's rounded plans at K iteration times
+    (dense near the fastest, where the crawl is weakest) and at the deadline join
+    the crawl's plans before the frontier is filtered (:func:`polished_plans`):
+    energyopt's improvement, not part of the paper's crawl.
 
     With ``certify``, every frontier point gets the convex-hull relaxation's proven
     bound at its makespan (:func:`energyopt.pipeline.relaxation.certify_frontier`),
@@ -96,9 +103,18 @@ def perseus_frontier(
                 ],
             },
         )
-    points = frontier_points(
-        instance, trace.choices, verify=verify, times_s=trace.time_s, energies_j=trace.energy_j
-    )
+    if polish > 0:
+        extra = polished_plans(instance, polish, time_limit, tick)
+        trace = dataclasses.replace(
+            trace,
+            choices=np.vstack([trace.choices, *extra]) if extra else trace.choices,
+            stats={**trace.stats, "polished_plans": len(extra)},
+        )
+        points = frontier_points(instance, trace.choices, verify=verify)
+    else:
+        points = frontier_points(
+            instance, trace.choices, verify=verify, times_s=trace.time_s, energies_j=trace.energy_j
+        )
     pick = best_at(instance, points, instance.deadline_s)
     stopped = trace.stats["stopped"]
     early = stopped.startswith(("max_steps", "time_limit"))
@@ -143,6 +159,37 @@ def perseus_frontier(
     return res
 
 
+def polished_plans(
+    instance: PemInstance, count: int, time_limit: float | None, tick: float
+) -> list[np.ndarray]:
+    """Rounded relaxation plans (``pipeline/rounding.py``) at ``count`` iteration times.
+
+    ``count`` times evenly over the first quarter of the range from the fastest to
+    the cheapest makespan (where the crawl loses most), ``count // 4`` over the
+    rest, and the instance's deadline.
+    Stops early at ``time_limit``; each plan meets its time, so the frontier only
+    gains points.
+    """
+    relax = HullRelaxation(instance)
+    arrays = OptionArrays(instance)
+    lo, hi = relax.fastest_makespan_s, relax.cheapest_makespan_s
+    near = lo + 0.25 * (hi - lo)
+    times = [*np.linspace(lo, near, count), *np.linspace(near, hi, max(2, count // 4))[1:]]
+    if instance.deadline_s is not None and lo <= instance.deadline_s <= hi:
+        times.append(instance.deadline_s)
+    plans = []
+    for T in times:
+        if time_limit is not None and time.perf_counter() - tick > time_limit:
+            break
+        got = relax.solve(T)
+        if got is None:
+            continue
+        plan = rounded_plan(instance, got[1], T, arrays=arrays)
+        if plan is not None:
+            plans.append(np.asarray([plan], dtype=np.int64))
+    return plans
+
+
 def _certified(instance: PemInstance, res: Result, time_limit: float | None, tick: float) -> Result:
     """``res`` with relaxation bounds on its frontier points and at the deadline."""
     left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - tick))
@@ -179,6 +226,7 @@ def solve_perseus(
     verify: bool = True,
     rounding: str = "down",
     certify: bool = False,
+    polish: int = 0,
 ) -> Result:
     """Perseus frontier crawl; objective = least energy at the deadline (Eq. 2 lookup)."""
     return perseus_frontier(
@@ -192,6 +240,7 @@ def solve_perseus(
         verify=verify,
         rounding=rounding,
         certify=certify,
+        polish=polish,
     )
 
 
@@ -213,6 +262,7 @@ def solve_perseus_exponential(
     verify: bool = True,
     rounding: str = "down",
     certify: bool = False,
+    polish: int = 0,
 ) -> Result:
     """Perseus crawl with the exponential cost model of Appendix D."""
     return perseus_frontier(
@@ -226,4 +276,5 @@ def solve_perseus_exponential(
         verify=verify,
         rounding=rounding,
         certify=certify,
+        polish=polish,
     )

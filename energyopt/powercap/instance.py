@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from energyopt.core import validate as V
 from energyopt.core.instance import InstanceBase, InstanceError, check, finite_nonneg
 
 #: Option tables already validated, by (id, G); the value keeps the tuple alive so that
@@ -310,6 +311,7 @@ class PowercapInstance(InstanceBase):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PowercapInstance:
+        V.version(dict(data))
         jobs = []
         for i, j in enumerate(data["jobs"]):
             opts = []

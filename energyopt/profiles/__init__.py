@@ -16,35 +16,38 @@ cli         ``energyopt profile``
 Importing this package does not import pynvml; a GPU is needed only to profile one.
 """
 
-from energyopt.profiles.collector import (
-    clock_grid,
-    measure,
-    power_limit_grid,
-    restored_settings,
-    sweep,
-)
-from energyopt.profiles.convert import to_option_tables, to_pem_instance, to_zeus_power_table
-from energyopt.profiles.device import (
-    DeviceInfo,
-    GpuDevice,
-    GpuError,
-    GpuNotSupportedError,
-    GpuPermissionError,
-    GpuUnavailableError,
-)
-from energyopt.profiles.readers import (
-    read_perseus_stage_profile,
-    read_zeus_monitor_log,
-    read_zeus_power_trace,
-)
-from energyopt.profiles.schema import (
-    COLUMNS,
-    KNOBS,
-    read_profile,
-    validate_profile,
-    write_profile,
-)
-from energyopt.profiles.simulated import PRESETS, WORKLOADS, SimulatedGpu, SimulatedWork
+import importlib
+from typing import Any
+
+#: Public names and the module that holds each. They are imported on first use
+#: (PEP 562), so ``import energyopt.profiles`` (and ``energyopt --help``) does not
+#: pay for pandas, the collector or the converters until they are needed.
+_EXPORTS = {
+    "collector": ("clock_grid", "measure", "power_limit_grid", "restored_settings", "sweep"),
+    "convert": ("to_option_tables", "to_pem_instance", "to_zeus_power_table"),
+    "device": (
+        "DeviceInfo",
+        "GpuDevice",
+        "GpuError",
+        "GpuNotSupportedError",
+        "GpuPermissionError",
+        "GpuUnavailableError",
+    ),
+    "readers": ("read_perseus_stage_profile", "read_zeus_monitor_log", "read_zeus_power_trace"),
+    "schema": ("COLUMNS", "KNOBS", "read_profile", "validate_profile", "write_profile"),
+    "simulated": ("PRESETS", "WORKLOADS", "SimulatedGpu", "SimulatedWork"),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'energyopt.profiles' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"energyopt.profiles.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "COLUMNS",

@@ -28,11 +28,12 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from energyopt.core.instance import InstanceError
+
+if TYPE_CHECKING:  # pandas is imported where tables are built: the CLI starts without it
+    import pandas as pd
 
 COLUMNS: tuple[str, ...] = (
     "gpu",
@@ -94,6 +95,8 @@ def validate_profile(df: pd.DataFrame, where: str = "profile") -> pd.DataFrame:
     InstanceError
         Naming ``where``, the row and the column of the first bad value.
     """
+    import pandas as pd
+
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise InstanceError(f"{where}: missing column(s) {', '.join(missing)}")
@@ -148,6 +151,8 @@ def write_profile(
 
 def read_profile(path: str | Path) -> pd.DataFrame:
     """Read a profile written by :func:`write_profile` (metadata into ``attrs``)."""
+    import pandas as pd
+
     path = Path(path)
     try:
         df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)

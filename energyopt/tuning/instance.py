@@ -18,6 +18,7 @@ import dataclasses
 import math
 from typing import Any, ClassVar
 
+from energyopt.core import validate as V
 from energyopt.core.instance import InstanceBase, check, finite_nonneg
 from energyopt.tuning.cost import check_eta, epoch_cost
 
@@ -199,6 +200,7 @@ class TuningInstance(InstanceBase):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TuningInstance:
+        V.version(dict(data))
         check(data.get("family") == cls.family, "family", data.get("family"), "expected 'tuning'")
         check(data.get("version") == 1, "version", data.get("version"), "expected 1")
         return cls(

@@ -104,3 +104,28 @@ def test_not_a_capacity_file(tmp_path):
     path.write_text('{"family": "capacity", "version": 1, "nodes": "many"}')
     with pytest.raises(InstanceError, match="nodes"):
         CapacityInstance.from_json(path)
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda d: d.update(pue=0), "pue = 0"),
+        (lambda d: d.update(version=99), "version = 99: unsupported"),
+        (lambda d: d["nodes"][1].update(name=d["nodes"][0]["name"]), "appears more than once"),
+        (lambda d: d["jobs"][0].update(name={"x": 1}), "must be a string"),
+    ],
+)
+def test_strict_fields(change, match):
+    # Issue 13: silently accepted before.
+    import json
+    from pathlib import Path
+
+    from energyopt.capacity.instance import CapacityInstance
+    from energyopt.core.instance import InstanceError
+
+    root = Path(__file__).resolve().parents[2]
+    path = sorted((root / "instances" / "capacity" / "smoke").glob("*.json"))[0]
+    data = json.loads(path.read_text())
+    change(data)
+    with pytest.raises(InstanceError, match=match):
+        CapacityInstance.from_dict(data)

@@ -163,3 +163,18 @@ def test_cpsat_refines_its_resolution_instead_of_giving_up():
     brute = energyopt.solve(inst, "bruteforce")
     assert r.objective == pytest.approx(brute.objective)
     assert "refined" in r.message and r.termination is not TerminationReason.UNKNOWN
+
+
+def test_polished_crawl_frontier_is_never_worse():
+    from energyopt.pipeline import best_at
+
+    inst = synthetic_instance(4, 8, 10, seed=2)
+    inst = inst.with_deadline(evaluate(inst, fastest_choice(inst), None).iteration_time_s * 1.02)
+    plain = energyopt.solve(inst, "perseus", progress=False)
+    polished = energyopt.solve(inst, "perseus", progress=False, polish=8)
+    assert polished.extra["polished_plans"] >= 8
+    pbs = inst.p_blocking_w * inst.num_stages
+    for p in plain.frontier:
+        q = best_at(inst, polished.frontier, p.deadline_s)
+        assert q.objective + pbs * (p.deadline_s - q.deadline_s) <= p.objective * (1 + 1e-12)
+    assert polished.objective <= plain.objective
