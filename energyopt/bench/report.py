@@ -406,7 +406,7 @@ def _context(report: Report, store_name: str) -> dict[str, Any]:
             {
                 "name": fam,
                 "unit": unit,
-                "sources": report.sources.get(fam, []),
+                "sources": [_source_text(t) for t in report.sources.get(fam, [])],
                 "summary": _table(summary, SUMMARY_COLUMNS, unit),
                 "cells": _table(cells, CELL_COLUMNS, unit),
                 "plots": [
@@ -431,6 +431,19 @@ def _context(report: Report, store_name: str) -> dict[str, Any]:
         "families": families,
         "failures": failures,
     }
+
+
+def _source_text(text: str) -> str:
+    """A ``source`` field for reading: structured sources (JSON objects) as ``key: value``."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return text
+    if not isinstance(data, dict):
+        return text
+    return "; ".join(f"{k}: {v}" for k, v in data.items())
 
 
 def _plot_order(name: str) -> tuple[int, str]:

@@ -152,7 +152,7 @@ def performance_profile(
         best = table.min(axis=1).replace(0.0, np.nan)
         values = table.div(best, axis=0).where(table.notna())
         values[table.eq(0.0)] = 1.0
-        xlabel = f"ratio to the best {metric} tau"
+        xlabel = f"{metric} ratio to the best method, tau (log)"
     finite = values.to_numpy(dtype=float)
     finite = finite[np.isfinite(finite)]
     top = float(finite.max()) if finite.size else 1.0
