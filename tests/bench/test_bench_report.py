@@ -50,8 +50,15 @@ def test_report_files_with_embedded_frontier_plot(tmp_path):
     store = tmp_path / "r.sqlite"
     cells = plan_cells(files=[path], methods=["exact-frontier", "highs"], time_limit_s=30)
     run_bench(cells, store, jobs=2, progress=False)
+    import sqlite3
+
+    con = sqlite3.connect(store)
+    with con:  # a name that matplotlib would parse as broken mathtext (issue 13)
+        con.execute("UPDATE cells SET instance_name = 'run $\\alpha_{1$ cost'")
+    con.close()
     out = tmp_path / "report"
     report = make_report(store, out)
+    assert not report.problems
     assert sum(n.startswith("frontier-") for n in report.plots) == 1
     assert {"pipeline-gaps.png", "pipeline-profile-runtime.png"} <= set(report.plots)
     html = (out / "index.html").read_text()
