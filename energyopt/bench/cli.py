@@ -60,6 +60,11 @@ def register(sub: Any) -> None:
         "--retry-failed", action="store_true", help="run again cells stored as failed or killed"
     )
     p.add_argument(
+        "--allow-failures",
+        action="store_true",
+        help="exit 0 even when cells failed or were killed (they are listed either way)",
+    )
+    p.add_argument(
         "--option",
         "-o",
         action="append",
@@ -129,7 +134,28 @@ def _bench(args: argparse.Namespace) -> int:
         argv=["energyopt", *sys.argv[1:]],
     )
     print(summary)
+    lost = _lost_cells(args.store, summary.run_id)
+    for line in lost:
+        print(f"  lost: {line}")
+    if lost and not args.allow_failures:
+        print(f"{len(lost)} cell(s) failed or were killed (--allow-failures to exit 0)")
+        return 1
     return 0
+
+
+def _lost_cells(store: str, run_id: str) -> list[str]:
+    """The cells of run ``run_id`` that failed or were killed, one line each."""
+    from energyopt.bench.store import ResultsStore
+
+    cols = ["run_id", "outcome", "termination", "family", "instance_name", "method", "seed"]
+    with ResultsStore(store) as st:
+        rows = st.rows([*cols, "message"])
+    return [
+        f"{r['family']}/{r['instance_name']} {r['method']} seed={r['seed']}: {r['outcome']}, "
+        f"{r['termination']} {str(r['message'] or '')[:100]}".rstrip()
+        for r in rows
+        if r["run_id"] == run_id and (r["outcome"] != "finished" or r["termination"] == "error")
+    ]
 
 
 @_one_line_errors

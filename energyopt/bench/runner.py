@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import math
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -86,6 +87,10 @@ def plan_cells(
     seeds, time_limit_s, options
         Passed to :func:`energyopt.solve` (the same options for every method).
     """
+    if time_limit_s is not None and not (math.isfinite(time_limit_s) and time_limit_s > 0):
+        raise ValueError(f"--time-limit = {time_limit_s!r}: must be a finite number of seconds > 0")
+    if not (math.isfinite(grace_s) and grace_s >= 0):
+        raise ValueError(f"--grace = {grace_s!r}: must be a finite number of seconds >= 0")
     if suite is None and not files:
         raise ValueError("nothing to run: give --suite NAME and/or instance files")
     if time_limit_s is not None and not time_limit_s > 0:
