@@ -54,6 +54,8 @@ class Report:
     """Stored values that could not be read (the cell or point is skipped)."""
     plot_families: dict[str, str] = field(default_factory=dict)
     """Plot file name -> the family it belongs to."""
+    frontier_summary: list[dict[str, Any]] = field(default_factory=list)
+    """Per family and method: frontier points, how many carry a proven bound, their gaps."""
 
     @property
     def cell_frame(self) -> pd.DataFrame:
@@ -215,10 +217,32 @@ def build_report(store_path: str | Path, *, plots: bool = True) -> Report:
         runs=runs,
         sources=sources,
         problems=problems,
+        frontier_summary=_records(_frontier_summary(frontier_points)),
     )
     if plots:
         report.plots, report.plot_families = _plots(cells, frontier_points, problems)
     return report
+
+
+def _frontier_summary(points: pd.DataFrame) -> pd.DataFrame:
+    """Per family and method: frontier points and the gaps of those with a proven bound
+    (a bound per point, e.g. the relaxation's bound curve); points without one are counted."""
+    rows = []
+    for (family, method), g in points.groupby(["family", "method"], sort=True):
+        gaps = [gap(e, b) for e, b in zip(g["energy_j"], g["bound_j"]) if not math.isnan(b)]
+        gaps = [x for x in gaps if x is not None]
+        rows.append(
+            {
+                "family": family,
+                "method": method,
+                "instances": int(g["instance_id"].nunique()),
+                "points": len(g),
+                "no_bound": len(g) - len(gaps),
+                "median_point_gap": float(np.median(gaps)) if gaps else None,
+                "max_point_gap": max(gaps) if gaps else None,
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def _frontier_bugs(store: ResultsStore, problems: list[str]) -> list[str]:
@@ -313,6 +337,14 @@ CELL_COLUMNS = (
     ("best bound", "best_bound"),
     ("gap to best bound", "gap_to_best_bound"),
     ("runtime (s)", "runtime_s"),
+)
+FRONTIER_COLUMNS = (
+    ("method", "method"),
+    ("instances", "instances"),
+    ("frontier points", "points"),
+    ("no bound", "no_bound"),
+    ("median gap at a point", "median_point_gap"),
+    ("max gap at a point", "max_point_gap"),
 )
 SUMMARY_COLUMNS = (
     ("method", "method"),
@@ -409,6 +441,11 @@ def _context(report: Report, store_name: str) -> dict[str, Any]:
                 "sources": [_source_text(t) for t in report.sources.get(fam, [])],
                 "summary": _table(summary, SUMMARY_COLUMNS, unit),
                 "cells": _table(cells, CELL_COLUMNS, unit),
+                "frontiers": _table(
+                    [r for r in report.frontier_summary if r["family"] == fam],
+                    FRONTIER_COLUMNS,
+                    "",
+                ),
                 "plots": [
                     {"name": n, "data": base64.b64encode(report.plots[n]).decode("ascii")}
                     for n in sorted(fam_plots, key=_plot_order)
@@ -485,6 +522,8 @@ def render_markdown(report: Report, store_name: str = "") -> str:
         md += [f"## {fam['name']}", ""]
         md += [f"- instance source: {_short(s, 200)}" for s in fam["sources"][:8]]
         md += ["", "### Per method", "", _markdown(fam["summary"]), ""]
+        if fam["frontiers"]["rows"]:
+            md += ["### Frontiers", "", _markdown(fam["frontiers"]), ""]
         md += ["### Per instance", "", _markdown(fam["cells"]), ""]
         if fam["plots"]:
             md += ["### Plots", ""] + [f"![{p['name']}](plots/{p['name']})" for p in fam["plots"]]

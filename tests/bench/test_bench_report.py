@@ -60,6 +60,8 @@ def test_report_files_with_embedded_frontier_plot(tmp_path):
     report = make_report(store, out)
     assert not report.problems
     assert sum(n.startswith("frontier-") for n in report.plots) == 1
+    (fs,) = [r for r in report.frontier_summary if r["method"] == "exact-frontier"]
+    assert fs["points"] >= 1 and fs["no_bound"] == 0 and fs["max_point_gap"] < 1e-6
     assert {"pipeline-gaps.png", "pipeline-profile-runtime.png"} <= set(report.plots)
     html = (out / "index.html").read_text()
     assert "data:image/png;base64," in html
