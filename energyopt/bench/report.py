@@ -252,7 +252,7 @@ def _frontier_bugs(store: ResultsStore, problems: list[str]) -> list[str]:
         return frontier_contradictions(store)
     except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
         # A malformed stored result; read_frontiers has named the cell.
-        problems.append(f"frontier cross-check skipped: {type(exc).__name__}: {exc}")
+        problems.append(f"frontier cross-check skipped: {type(exc).__name__}: {_short(exc)}")
         return []
 
 
@@ -285,7 +285,7 @@ def _plots(
             buf = io.BytesIO()
             fig.savefig(buf, format="png", metadata={"Software": None})
         except (ValueError, TypeError, KeyError, RuntimeError) as exc:
-            problems.append(f"plot {name} skipped: {type(exc).__name__}: {exc}")
+            problems.append(f"plot {name} skipped: {type(exc).__name__}: {_short(exc)}")
         else:
             plots[name] = buf.getvalue()
             owner[name] = family
