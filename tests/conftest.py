@@ -5,6 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property-based tests: a quick profile for every run (CI), a long one for releases:
+#   python -m pytest tests/properties --hypothesis-profile release
+settings.register_profile(
+    "ci",
+    max_examples=60,
+    deadline=None,
+    derandomize=True,  # CI runs the same cases every time
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "release", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("ci")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
