@@ -74,12 +74,14 @@ def envpipe_plan(instance: PemInstance, policy: str = "balanced") -> tuple[tuple
         raise ValueError(f"policy = {policy!r}: expected one of {', '.join(POLICIES)}")
     n = instance.num_computations
     dag = CompactDag(instance)
-    # Clock ladders: option indices from the slowest clock to the fastest.
+    # Ladders: option indices from the slowest *measured* time to the fastest (ties: the
+    # cheaper first). On measured profiles a lower clock can run faster than a higher
+    # one, so "the maximum clock" and "raise the clock" are read as the fastest option
+    # and the next faster one; on monotone profiles (GPT-3) this is the clock order.
     ladders = []
     for i in range(n):
         tb = instance.options(i)
-        clocks = [f if f is not None else 0 for f in tb.sm_clock_mhz]
-        ladders.append(sorted(range(len(tb)), key=lambda k: (clocks[k], -tb.time_s[k])))
+        ladders.append(sorted(range(len(tb)), key=lambda k: (-tb.time_s[k], -tb.energy_j[k], k)))
     top = [lad[-1] for lad in ladders]
     rank = [{k: r for r, k in enumerate(lad)} for lad in ladders]
     t_opt = instance.option_times
@@ -99,9 +101,12 @@ def envpipe_plan(instance: PemInstance, policy: str = "balanced") -> tuple[tuple
             break
         iterations += 1
         if policy == "balanced":
-            low = min(instance.options(v).sm_clock_mhz[x[v]] or 0 for v in below)
+            # Raise the computations furthest below their fastest option by one step
+            # (the paper's "lowest frequency on the critical path").
+            depth = {v: len(ladders[v]) - 1 - rank[v][x[v]] for v in below}
+            deepest = max(depth.values())
             for v in below:
-                if (instance.options(v).sm_clock_mhz[x[v]] or 0) == low:
+                if depth[v] == deepest:
                     x[v] = ladders[v][rank[v][x[v]] + 1]
         else:
             x[below[-1]] = top[below[-1]]

@@ -84,6 +84,17 @@ def _outcome_result(
     )
 
 
+def _no_plan(instance: PemInstance, method: str) -> Result:
+    """The ``infeasible`` result when even the fastest options miss the deadline."""
+    return pem_result(
+        instance,
+        method,
+        None,
+        termination=TerminationReason.INFEASIBLE,
+        message="no plan meets the deadline (even with every computation at its fastest)",
+    )
+
+
 def _remaining(deadline: float | None, tick: float) -> float | None:
     return None if deadline is None else max(0.05, deadline - (time.perf_counter() - tick))
 
@@ -119,13 +130,7 @@ def solve_highs(
     if T is not None:
         lp_bound, start = _exact.relaxation_start(work, T, stop_at)
         if lp_bound is None:
-            return pem_result(
-                instance,
-                "highs",
-                None,
-                termination=TerminationReason.INFEASIBLE,
-                message="no plan meets the deadline (even with every computation at its fastest)",
-            )
+            return _no_plan(instance, "highs")
     outcome, choice, solver_objective, milp_bound, note = _exact.solve_milp(
         work,
         start if warm_start else None,
@@ -207,13 +212,7 @@ def solve_relaxation_rounding(
         T, bound = _exact.best_free_deadline(work)
     lp_bound, plan = _exact.relaxation_start(work, T, stop_at)
     if lp_bound is None:
-        return pem_result(
-            instance,
-            "relaxation-rounding",
-            None,
-            termination=TerminationReason.INFEASIBLE,
-            message="no plan meets the deadline (even with every computation at its fastest)",
-        )
+        return _no_plan(instance, "relaxation-rounding")
     stopped = stop_at is not None and time.perf_counter() > stop_at
     return pem_result(
         instance,

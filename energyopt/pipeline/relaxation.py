@@ -53,7 +53,8 @@ def lower_hull(times: np.ndarray, costs: np.ndarray) -> tuple[np.ndarray, np.nda
     (t, c)
         Vertices with ``t`` strictly increasing and ``c`` strictly decreasing; the
         first is the fastest option (cheapest among equally fast ones), the last the
-        cheapest option (fastest among equally cheap ones).
+        cheapest option (fastest among equally cheap ones). Times within a relative
+        1e-9 of each other count as one time, at the lower cost (still a relaxation).
     """
     order = np.lexsort((costs, times))
     pts: list[tuple[float, float]] = []
@@ -61,6 +62,10 @@ def lower_hull(times: np.ndarray, costs: np.ndarray) -> tuple[np.ndarray, np.nda
         t, c = float(times[k]), float(costs[k])
         if pts and c >= pts[-1][1]:
             continue  # slower and not cheaper: dominated (Pareto filter)
+        if pts and t - pts[-1][0] <= 1e-9 * abs(t):
+            # Times equal up to rounding: a near-vertical segment would make the LP
+            # ill-conditioned; the faster time with the lower cost bounds both.
+            t = pts.pop()[0]
         # Drop the last vertex while it lies on or above the chord to the new point.
         while len(pts) >= 2:
             (t1, c1), (t2, c2) = pts[-2], pts[-1]
@@ -142,7 +147,12 @@ class HullRelaxation:
         self.row_lower = np.array([r[2] for r in rows], dtype=float)
         self._cost, self._lo, self._hi = cost, lo, hi
         self._matrix = _csc(rows, 3 * n + 1)
-        self.highs = _highs_lp(cost, lo, hi, self.row_lower, self._matrix)
+        # HiGHS gets no upper bound on z (the objective pushes z down anyway): boxes
+        # narrower than its tolerances made it report feasible LPs infeasible. The weak
+        # dual (Eq. PEM-R6) still uses the box, which every plan's z lies in.
+        hi_lp = hi.copy()
+        hi_lp[n : 2 * n] = highspy.kHighsInf
+        self.highs = _highs_lp(cost, lo, hi_lp, self.row_lower, self._matrix)
 
     def _hull_rows(self) -> list[tuple[list[int], list[float], float]]:
         """Eq. PEM-R3: ``z_i >= c_k + a_k (d_i - t_k)`` for each hull segment ``k``."""

@@ -49,31 +49,4 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = [
-    "COLUMNS",
-    "KNOBS",
-    "PRESETS",
-    "WORKLOADS",
-    "DeviceInfo",
-    "GpuDevice",
-    "GpuError",
-    "GpuNotSupportedError",
-    "GpuPermissionError",
-    "GpuUnavailableError",
-    "SimulatedGpu",
-    "SimulatedWork",
-    "clock_grid",
-    "measure",
-    "power_limit_grid",
-    "read_perseus_stage_profile",
-    "read_profile",
-    "read_zeus_monitor_log",
-    "read_zeus_power_trace",
-    "restored_settings",
-    "sweep",
-    "to_option_tables",
-    "to_pem_instance",
-    "to_zeus_power_table",
-    "validate_profile",
-    "write_profile",
-]
+__all__ = sorted(_MODULE_OF)

@@ -36,15 +36,9 @@ def test_result_json_is_plain():
 
 def test_statuses_print_as_their_values_and_results_as_one_line():
     # Issue 16: the README's print showed "TerminationReason.TIME_LIMIT".
-    from energyopt.core.result import Result
-    from energyopt.core.status import SolutionStatus, TerminationReason
-
     assert str(TerminationReason.TIME_LIMIT) == "time_limit"
     assert f"{SolutionStatus.FEASIBLE}" == "feasible"
-    r = Result(
-        family="pipeline",
-        instance_id="abc",
-        method="highs",
+    r = _result(
         termination=TerminationReason.TIME_LIMIT,
         status=SolutionStatus.FEASIBLE,
         objective=110.0,

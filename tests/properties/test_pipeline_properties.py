@@ -71,14 +71,14 @@ def test_exact_methods_bounds_and_heuristics_against_brute_force(inst):
     if h.status is SolutionStatus.OPTIMAL:
         assert h.termination is TerminationReason.OPTIMAL
         assert h.objective <= opt + _tol(opt) and gap(h.objective, h.bound) <= 1e-4
-    # EnvPipe is left out: it starts from the maximum clock, which measured tables need
-    # not make fastest (issue 12, item 9; see test_envpipe_on_a_faster_lower_clock).
-    # ZeusGlobal may rightly find no single clock that meets the deadline.
+    # ZeusGlobal may rightly find no single clock that meets the deadline. EnvPipe keeps
+    # the all-fastest iteration time, which every deadline here allows.
     tau = inst.deadline_s / 200  # the crawl's time unit, scaled to the instance
     for method, opts in (
         ("relaxation-rounding", {}),
         ("perseus", {"tau_s": tau, "progress": False}),
         ("zeus-global", {}),
+        ("envpipe", {}),
         ("cpsat", {}),
     ):
         r = energyopt.solve(inst, method, time_limit=10, **opts)
@@ -107,15 +107,9 @@ def test_evaluator_agrees_with_an_independent_recomputation(inst):
     assert abs(ev.energy_j - energy) <= 1e-9 * max(1.0, abs(energy))
 
 
-import pytest  # noqa: E402
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="open defect (issue 12, item 9): EnvPipe ranks clocks by MHz, so a lower clock "
-    "that measures faster than the maximum makes it miss a feasible deadline",
-)
 def test_envpipe_on_a_faster_lower_clock():
+    # Issue 12, item 9: EnvPipe ranked clocks by MHz, so a lower clock that measures
+    # faster than the maximum made it miss a feasible deadline.
     tables = {
         "t0": OptionTable((1400, 1300), (1.0, 0.5), (0.0, 0.0)),
         "t1": OptionTable((1400,), (1.0,), (0.0,)),
