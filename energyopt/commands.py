@@ -37,6 +37,13 @@ def register(sub: Any) -> None:
         metavar="KEY=VALUE",
         help="method option, VALUE parsed as JSON when it can be (repeatable)",
     )
+    p.add_argument(
+        "--solver",
+        default=None,
+        metavar="NAME",
+        help="MILP solver of the Pyomo-built exact methods (default highs; e.g. scip, "
+        "gurobi, any Pyomo contrib.solver or appsi_* name); other methods ignore it",
+    )
     p.add_argument("--json", action="store_true", help="print results as JSON lines")
     p.set_defaults(func=_solve)
 
@@ -72,8 +79,18 @@ def _solve(args: argparse.Namespace) -> int:
             raise ValueError(f"--deadline applies to the pipeline family, not {instance.family!r}")
         instance = instance.with_deadline(args.deadline)
     options = _parse_options(args.option)
+    if args.solver is not None:
+        from energyopt.core.milp_solvers import check_solver
+
+        check_solver(args.solver)
     results = [
-        solve(instance, m, time_limit=args.time_limit, seed=args.seed, **options)
+        solve(
+            instance,
+            m,
+            time_limit=args.time_limit,
+            seed=args.seed,
+            **_with_solver(instance.family, m, options, args.solver),
+        )
         for m in args.method
     ]
     if args.json:
@@ -86,6 +103,19 @@ def _solve(args: argparse.Namespace) -> int:
             if r.message:
                 print(f"{r.method}: {r.message}")
     return 0 if all(r.termination.value != "error" for r in results) else 1
+
+
+def _with_solver(
+    family: str, method: str, options: dict[str, Any], solver: str | None
+) -> dict[str, Any]:
+    """``options`` plus ``solver`` for the methods that take a MILP solver."""
+    import inspect
+
+    m = methods(family).get(method)
+    if solver is None or m is None:
+        return options
+    takes = "solver" in inspect.signature(m.function).parameters
+    return {**options, "solver": solver} if takes else options
 
 
 def _methods(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ from energyopt.capacity import milp as _milp
 from energyopt.capacity.evaluator import Assignment, CapacitySolution, evaluate
 from energyopt.capacity.greedy import randomized_greedy
 from energyopt.capacity.instance import CapacityInstance
-from energyopt.core.highs import solve_with_highs
+from energyopt.core.milp_solvers import solve_milp
 from energyopt.core.registry import EvaluationMismatchError, register
 from energyopt.core.result import Result
 from energyopt.core.scoring import Scored, Tolerance, scored_result
@@ -78,8 +78,12 @@ def solve_highs(
     warm_start: bool = True,
     rel_gap: float = 1e-9,
     threads: int | None = 1,
+    solver: str = "highs",
 ) -> Result:
-    """The exact linearization (formulations/capacity.md, CAP-1..CAP-10) with HiGHS' dual bound."""
+    """The exact linearization (formulations/capacity.md, CAP-1..CAP-10) with HiGHS' dual bound.
+
+    ``solver`` picks another Pyomo MILP solver (:mod:`energyopt.core.milp_solvers`).
+    """
     tick = time.perf_counter()
     model = _milp.build_model(instance)
     start = None
@@ -87,8 +91,13 @@ def solve_highs(
         ws, _, _ = randomized_greedy(instance, max_iterations=10, seed=0 if seed is None else seed)
         start = _milp.warm_start_values(model, instance, ws)
     remaining = None if time_limit is None else max(0.05, time_limit - (time.perf_counter() - tick))
-    outcome = solve_with_highs(
-        model, time_limit=remaining, rel_gap=rel_gap, threads=threads, warm_start=start
+    outcome = solve_milp(
+        model,
+        solver=solver,
+        time_limit=remaining,
+        rel_gap=rel_gap,
+        threads=threads,
+        warm_start=start,
     )
     assignment = None
     if outcome.status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE):

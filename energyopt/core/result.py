@@ -5,10 +5,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from energyopt.core.gap import gap
 from energyopt.core.status import SolutionStatus, TerminationReason
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,6 +135,60 @@ class Result:
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **kwargs)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One-row tidy DataFrame: the scalar fields (no solution, frontier or extra).
+
+        Enumerations are their string values; ``options`` is JSON text.
+        """
+        import pandas as pd
+
+        d = self.to_dict()
+        row = {k: d[k] for k in _FRAME_COLUMNS}
+        row["options"] = json.dumps(d["options"], sort_keys=True)
+        row["frontier_points"] = len(self.frontier)
+        return pd.DataFrame([row])
+
+    def frontier_frame(self) -> pd.DataFrame:
+        """The frontier as a tidy DataFrame, fastest point first.
+
+        Columns: ``method``, ``deadline_s``, ``energy_j``, ``bound_j`` (the proven lower
+        bound at that deadline, ``NaN`` where none is known) and ``gap`` (a fraction).
+        Frontiers are time-energy frontiers (the ``pipeline`` family), hence the units.
+        """
+        import pandas as pd
+
+        rows = [
+            {
+                "method": self.method,
+                "deadline_s": float(p.deadline_s),
+                "energy_j": _nan(p.objective),
+                "bound_j": _nan(p.bound),
+                "gap": _nan(gap(p.objective, p.bound)),
+            }
+            for p in self.frontier
+        ]
+        cols = ["method", "deadline_s", "energy_j", "bound_j", "gap"]
+        return pd.DataFrame(rows, columns=cols).sort_values("deadline_s", ignore_index=True)
+
+    def __repr__(self) -> str:
+        return (
+            f"Result(family={self.family!r}, method={self.method!r}, "
+            f"termination={self.termination.value!r}, status={self.status.value!r}, "
+            f"objective={self.objective!r}, bound={self.bound!r}, "
+            f"runtime_s={self.runtime_s:.3f})"
+        )
+
+
+#: The scalar columns of :meth:`Result.to_frame`, in order.
+_FRAME_COLUMNS = (
+    "family", "instance_id", "method", "termination", "status", "objective", "bound", "gap",
+    "runtime_s", "solver", "solver_version", "seed", "message",
+)  # fmt: skip
+
+
+def _nan(x: float | None) -> float:
+    return math.nan if x is None else float(x)
 
 
 def _num(x: float | None) -> float | None:

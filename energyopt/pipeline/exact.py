@@ -22,7 +22,8 @@ import dataclasses
 import time
 from typing import Any
 
-from energyopt.core.highs import SolverOutcome, solve_with_highs
+from energyopt.core.highs import SolverOutcome
+from energyopt.core.milp_solvers import solve_milp as solve_pyomo_milp
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.pipeline import milp as _milp
 from energyopt.pipeline.evaluator import DEADLINE_RTOL, evaluate
@@ -121,6 +122,7 @@ def solve_milp(
     rel_gap: float,
     threads: int | None,
     tee: bool = False,
+    solver: str = "highs",
 ) -> tuple[SolverOutcome | None, tuple[int, ...] | None, float | None, float | None, str]:
     """The scaled MILP; returns (outcome, choice, solver objective (J), bound (J), note).
 
@@ -149,8 +151,14 @@ def solve_milp(
         start_values = _milp.warm_start_values(
             model, scaled, start, evaluate(scaled, start, None).start_s
         )
-    outcome = solve_with_highs(
-        model, time_limit=left, rel_gap=rel_gap, threads=threads, warm_start=start_values, tee=tee
+    outcome = solve_pyomo_milp(
+        model,
+        solver=solver,
+        time_limit=left,
+        rel_gap=rel_gap,
+        threads=threads,
+        warm_start=start_values,
+        tee=tee,
     )
     pbs = instance.p_blocking_w * instance.num_stages
     bound = None if outcome.bound is None else outcome.bound * eps

@@ -112,8 +112,11 @@ def solve_highs(
     rel_gap: float = 1e-6,
     threads: int | None = None,
     tee: bool = False,
+    solver: str = "highs",
 ) -> Result:
     """PEM MILP (Eqs. PEM-1..7) by HiGHS, started from the hull relaxation (Eqs. PEM-R1..R6).
+
+    ``solver`` picks another Pyomo MILP solver (:mod:`energyopt.core.milp_solvers`).
 
     The bound is the larger of HiGHS' MIP dual bound and the relaxation's; the
     plan is the better of HiGHS' incumbent and the relaxation's rounded plan. The
@@ -137,6 +140,7 @@ def solve_highs(
         rel_gap=rel_gap,
         threads=threads,
         tee=tee,
+        solver=solver,
     )
     milp_plan_rejected = choice is not None and not evaluate(work, choice).feasible
     if milp_plan_rejected:

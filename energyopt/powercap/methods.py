@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from energyopt.core.highs import highs_version, solve_with_highs
+from energyopt.core.highs import highs_version
+from energyopt.core.milp_solvers import solve_milp
 from energyopt.core.registry import register
 from energyopt.core.result import Result
 from energyopt.core.scoring import Scored, Tolerance, scored_result
@@ -82,8 +83,12 @@ def solve_highs(
     warm_start: bool = True,
     rel_gap: float = 1e-9,
     threads: int | None = None,
+    solver: str = "highs",
 ) -> Result:
-    """Event MILP (PC-17..PC-21), greedy warm start, HiGHS MIP dual bound as the bound."""
+    """Event MILP (PC-17..PC-21), greedy warm start, HiGHS MIP dual bound as the bound.
+
+    ``solver`` picks another Pyomo MILP solver (:mod:`energyopt.core.milp_solvers`).
+    """
     tick = time.perf_counter()
     greedy = marginal_return_greedy(instance) if warm_start else None
     remaining = None if time_limit is None else time_limit - (time.perf_counter() - tick)
@@ -110,13 +115,14 @@ def solve_highs(
     # pass took 4 s against a 1.7 s remainder, while without presolve the root LP
     # gives a bound (and a 0.1 % gap) inside the limit.
     big = len(instance.jobs) >= PRESOLVE_OFF_JOBS
-    out = solve_with_highs(
+    out = solve_milp(
         model,
+        solver=solver,
         time_limit=remaining,
         rel_gap=rel_gap,
         threads=threads,
         warm_start=start,
-        solver_options={"presolve": "off"} if big else None,
+        solver_options={"presolve": "off"} if big and solver == "highs" else None,
     )
     config = None
     if out.status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE):

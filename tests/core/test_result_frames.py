@@ -1,0 +1,48 @@
+"""Result as pandas: to_frame (one row) and frontier_frame (one row per point)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from energyopt.core.result import FrontierPoint, Result
+from energyopt.core.status import SolutionStatus, TerminationReason
+
+
+def _result() -> Result:
+    return Result(
+        "pipeline", "abc", "exact-frontier", TerminationReason.TIME_LIMIT,
+        SolutionStatus.FEASIBLE, objective=110.0, bound=100.0, runtime_s=1.5,
+        options={"rel_gap": 1e-6},
+        frontier=(FrontierPoint(2.0, 90.0, bound=90.0), FrontierPoint(1.0, 120.0),
+                  FrontierPoint(1.5, 100.0, bound=95.0)),
+    )  # fmt: skip
+
+
+def test_to_frame_is_one_tidy_row_with_plain_values():
+    df = _result().to_frame()
+    assert len(df) == 1
+    row = df.iloc[0]
+    assert row["termination"] == "time_limit" and row["status"] == "feasible"
+    assert row["gap"] == (110 - 100) / 110
+    assert row["options"] == '{"rel_gap": 1e-06}' and row["frontier_points"] == 3
+    assert "solution" not in df.columns
+
+
+def test_frontier_frame_sorted_with_units_and_nan_for_no_bound():
+    df = _result().frontier_frame()
+    assert list(df.columns) == ["method", "deadline_s", "energy_j", "bound_j", "gap"]
+    assert list(df["deadline_s"]) == [1.0, 1.5, 2.0]
+    assert math.isnan(df["bound_j"][0]) and math.isnan(df["gap"][0])
+    assert df["gap"][1] == (100 - 95) / 100 and df["gap"][2] == 0.0
+    assert (df["method"] == "exact-frontier").all()
+    empty = Result("pipeline", "x", "highs", TerminationReason.OPTIMAL, SolutionStatus.OPTIMAL)
+    assert empty.frontier_frame().empty
+    assert isinstance(empty.to_frame(), pd.DataFrame)
+
+
+def test_repr_shows_values_not_enum_names():
+    text = repr(_result())
+    assert "termination='time_limit'" in text and "TerminationReason" not in text
+    assert "TerminationReason" not in str(_result())
