@@ -22,6 +22,7 @@ import json
 import multiprocessing
 import os
 import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -187,6 +188,8 @@ def _run_subprocess(spec: dict[str, Any]) -> dict[str, Any]:
             stdout=subprocess.PIPE,
             stderr=err_file,
             env=env,
+            # Its own process group: a kill takes the method's children with it.
+            start_new_session=True,
         )
         _LIVE.add(proc)
         if _STOP.is_set():
@@ -332,8 +335,9 @@ def _run_forked(spec: dict[str, Any]) -> dict[str, Any]:
         if payload is None:
             return _record(spec, CRASHED, None, _crash_message(proc.exitcode, log_path), wall)
     except BaseException:
-        # Ctrl-C or a cancelled Dask task: take the process down with us.
+        # Ctrl-C or a cancelled Dask task: take the process (and its children) down with us.
         if proc.is_alive():
+            _kill_group(proc.pid)
             proc.kill()
         raise
     finally:
@@ -345,7 +349,18 @@ def _run_forked(spec: dict[str, Any]) -> dict[str, Any]:
     return _record(spec, FINISHED, payload["result"], payload["result"].get("message", ""), wall)
 
 
+def _kill_group(pid: int | None) -> None:
+    """SIGKILL the process group led by ``pid`` (the cell and every child it started)."""
+    if pid is None:
+        return
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # already gone, or never became a group leader: the direct kill below suffices
+
+
 def _kill_forked(proc: Any, spec: dict[str, Any], tick: float, why: str) -> dict[str, Any]:
+    _kill_group(proc.pid)
     proc.kill()
     proc.join()
     wall = time.perf_counter() - tick
@@ -381,6 +396,7 @@ def _read(fd: int, deadline: float | None, until: bytes | None = None) -> tuple[
 
 
 def _kill(proc: subprocess.Popen, spec: dict[str, Any], tick: float, why: str) -> dict[str, Any]:
+    _kill_group(proc.pid)
     proc.kill()
     proc.wait()
     wall = time.perf_counter() - tick
