@@ -215,7 +215,8 @@ def _run_subprocess(spec: dict[str, Any]) -> dict[str, Any]:
                     )
             proc.wait()
         except BaseException:
-            # Ctrl-C or a cancelled Dask task: take the process down with us.
+            # Ctrl-C or a cancelled Dask task: take the process group down with us.
+            _kill_group(proc.pid)
             proc.kill()
             proc.wait()
             raise
@@ -261,6 +262,7 @@ def kill_running() -> None:
     _STOP.set()
     for proc in list(_LIVE):
         try:
+            _kill_group(proc.pid)
             proc.kill()
         except (OSError, ValueError, AttributeError):
             pass
