@@ -160,6 +160,13 @@ def run_cell(spec: dict[str, Any], *, mode: str | None = None) -> dict[str, Any]
     raise ValueError(f"mode = {mode!r}: expected 'fork' or 'subprocess'")
 
 
+def start_fork_server() -> None:
+    """Start the fork server now (call from the main thread, so Ctrl-C during its imports
+    prints no traceback), unless cells will run as fresh interpreters."""
+    if os.environ.get("ENERGYOPT_BENCH_SUBPROCESS") != "1" and sys.platform != "win32":
+        _forkserver()
+
+
 def _run_subprocess(spec: dict[str, Any]) -> dict[str, Any]:
     """Solve one cell in a fresh interpreter and return its record.
 
@@ -294,8 +301,29 @@ def _forkserver() -> Any:
             packages = list(FAMILY_MODULES.values()) if _PRELOAD is None else _PRELOAD
             # A family not installed yet is skipped by the server (ImportError is ignored).
             ctx.set_forkserver_preload(["energyopt.bench.worker", *packages])
+            _start_quietly()
             _FORKSERVER = ctx
         return _FORKSERVER
+
+
+def _start_quietly() -> None:
+    """Start the fork server with Ctrl-C ignored, so its preload prints no traceback.
+
+    The server ignores SIGINT itself only once its imports are done; a disposition of
+    ``SIG_IGN`` survives the exec that starts it, which closes that window. Ctrl-C still
+    reaches this process, which kills the cells. Only the main thread may set a handler:
+    elsewhere the server starts on first use, as before.
+    """
+    import multiprocessing.forkserver
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _run_forked(spec: dict[str, Any]) -> dict[str, Any]:
