@@ -22,6 +22,7 @@ import json
 import multiprocessing
 import os
 import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -159,6 +160,13 @@ def run_cell(spec: dict[str, Any], *, mode: str | None = None) -> dict[str, Any]
     raise ValueError(f"mode = {mode!r}: expected 'fork' or 'subprocess'")
 
 
+def start_fork_server() -> None:
+    """Start the fork server now (call from the main thread, so Ctrl-C during its imports
+    prints no traceback), unless cells will run as fresh interpreters."""
+    if os.environ.get("ENERGYOPT_BENCH_SUBPROCESS") != "1" and sys.platform != "win32":
+        _forkserver()
+
+
 def _run_subprocess(spec: dict[str, Any]) -> dict[str, Any]:
     """Solve one cell in a fresh interpreter and return its record.
 
@@ -187,6 +195,8 @@ def _run_subprocess(spec: dict[str, Any]) -> dict[str, Any]:
             stdout=subprocess.PIPE,
             stderr=err_file,
             env=env,
+            # Its own process group: a kill takes the method's children with it.
+            start_new_session=True,
         )
         _LIVE.add(proc)
         if _STOP.is_set():
@@ -212,7 +222,8 @@ def _run_subprocess(spec: dict[str, Any]) -> dict[str, Any]:
                     )
             proc.wait()
         except BaseException:
-            # Ctrl-C or a cancelled Dask task: take the process down with us.
+            # Ctrl-C or a cancelled Dask task: take the process group down with us.
+            _kill_group(proc.pid)
             proc.kill()
             proc.wait()
             raise
@@ -258,6 +269,7 @@ def kill_running() -> None:
     _STOP.set()
     for proc in list(_LIVE):
         try:
+            _kill_group(proc.pid)
             proc.kill()
         except (OSError, ValueError, AttributeError):
             pass
@@ -289,8 +301,29 @@ def _forkserver() -> Any:
             packages = list(FAMILY_MODULES.values()) if _PRELOAD is None else _PRELOAD
             # A family not installed yet is skipped by the server (ImportError is ignored).
             ctx.set_forkserver_preload(["energyopt.bench.worker", *packages])
+            _start_quietly()
             _FORKSERVER = ctx
         return _FORKSERVER
+
+
+def _start_quietly() -> None:
+    """Start the fork server with Ctrl-C ignored, so its preload prints no traceback.
+
+    The server ignores SIGINT itself only once its imports are done; a disposition of
+    ``SIG_IGN`` survives the exec that starts it, which closes that window. Ctrl-C still
+    reaches this process, which kills the cells. Only the main thread may set a handler:
+    elsewhere the server starts on first use, as before.
+    """
+    import multiprocessing.forkserver
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _run_forked(spec: dict[str, Any]) -> dict[str, Any]:
@@ -332,8 +365,9 @@ def _run_forked(spec: dict[str, Any]) -> dict[str, Any]:
         if payload is None:
             return _record(spec, CRASHED, None, _crash_message(proc.exitcode, log_path), wall)
     except BaseException:
-        # Ctrl-C or a cancelled Dask task: take the process down with us.
+        # Ctrl-C or a cancelled Dask task: take the process (and its children) down with us.
         if proc.is_alive():
+            _kill_group(proc.pid)
             proc.kill()
         raise
     finally:
@@ -345,7 +379,18 @@ def _run_forked(spec: dict[str, Any]) -> dict[str, Any]:
     return _record(spec, FINISHED, payload["result"], payload["result"].get("message", ""), wall)
 
 
+def _kill_group(pid: int | None) -> None:
+    """SIGKILL the process group led by ``pid`` (the cell and every child it started)."""
+    if pid is None:
+        return
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # already gone, or never became a group leader: the direct kill below suffices
+
+
 def _kill_forked(proc: Any, spec: dict[str, Any], tick: float, why: str) -> dict[str, Any]:
+    _kill_group(proc.pid)
     proc.kill()
     proc.join()
     wall = time.perf_counter() - tick
@@ -381,6 +426,7 @@ def _read(fd: int, deadline: float | None, until: bytes | None = None) -> tuple[
 
 
 def _kill(proc: subprocess.Popen, spec: dict[str, Any], tick: float, why: str) -> dict[str, Any]:
+    _kill_group(proc.pid)
     proc.kill()
     proc.wait()
     wall = time.perf_counter() - tick

@@ -22,7 +22,9 @@ def _one_line_errors(fn: Callable[[argparse.Namespace], int]) -> Callable[..., i
         try:
             return fn(args)
         except sqlite3.Error as exc:
-            raise ValueError(f"results store: {exc}") from None
+            # Name the file: a page-level corruption surfaces here, far from the open.
+            where = getattr(args, "store", None) or "results store"
+            raise ValueError(f"{where}: {exc}") from None
         except (IsADirectoryError, PermissionError, NotADirectoryError) as exc:
             raise ValueError(f"{exc.filename}: {exc.strerror}") from None
 

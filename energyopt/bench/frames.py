@@ -59,7 +59,7 @@ def read_results(store: str | Path | ResultsStore) -> pd.DataFrame:
     if isinstance(store, ResultsStore):
         rows = store.rows()
     else:
-        with ResultsStore(store) as opened:
+        with ResultsStore(store, read_only=True) as opened:
             rows = opened.rows()
     records = []
     for row in rows:
@@ -94,7 +94,7 @@ def read_frontiers(store: str | Path | ResultsStore) -> tuple[pd.DataFrame, list
     """
     if isinstance(store, ResultsStore):
         return _frontiers_of(store)
-    with ResultsStore(store) as opened:
+    with ResultsStore(store, read_only=True) as opened:
         return _frontiers_of(opened)
 
 

@@ -204,7 +204,7 @@ def build_report(store_path: str | Path, *, plots: bool = True) -> Report:
     cells, problems = cell_frame(store_path)
     frontier_points, frontier_problems = read_frontiers(store_path)
     problems += frontier_problems
-    with ResultsStore(store_path) as store:
+    with ResultsStore(store_path, read_only=True) as store:
         runs = store.runs()
         sources = store.instance_sources()
         frontier_bugs = _frontier_bugs(store, problems)

@@ -23,6 +23,7 @@ from energyopt.bench.cells import (
     Cell,
     make_cell,
     preload_families,
+    start_fork_server,
 )
 from energyopt.bench.executors import make_executor
 from energyopt.bench.families import families_with_suites, load_instance_file, suite_instances
@@ -198,6 +199,8 @@ def run_bench(
         done = failed = killed = 0
         if todo:
             preload_families(c.family for c in todo)
+            if executor == "local":
+                start_fork_server()
             ex = make_executor(executor, jobs, scheduler)
             bar = _progress_bar(len(todo), skipped, progress)
             shown = ""

@@ -98,9 +98,11 @@ class ResultsStore:
     create
         Create the file when it does not exist (``bench``); otherwise a missing
         file is a :class:`FileNotFoundError` (``report``).
+    read_only
+        Open without writing anything (``report``): works in a read-only directory.
     """
 
-    def __init__(self, path: str | Path, *, create: bool = False) -> None:
+    def __init__(self, path: str | Path, *, create: bool = False, read_only: bool = False) -> None:
         self.path = Path(path)
         if not self.path.exists() and not create:
             raise FileNotFoundError(f"{self.path}: no such results store")
@@ -109,12 +111,26 @@ class ResultsStore:
         if create:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            self._open(create)
+            self._db = self._connect(read_only and not create)
+            self._open(create, read_only)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: not an energyopt results store ({exc})") from None
 
-    def _open(self, create: bool) -> None:
+    def _connect(self, read_only: bool) -> sqlite3.Connection:
+        """Open read-write, or read-only for readers (``report``), so a report works on a store
+        in a read-only directory (WAL needs its ``-shm`` file: without one, the file is read
+        as immutable, which is safe because nobody can create that file there either)."""
+        if not read_only:
+            return sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        uri = self.path.resolve().as_uri()
+        try:
+            db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30, isolation_level=None)
+            db.execute("PRAGMA schema_version").fetchone()
+            return db
+        except sqlite3.OperationalError:
+            return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
+
+    def _open(self, create: bool, read_only: bool = False) -> None:
         db = self._db
         app_id = db.execute("PRAGMA application_id").fetchone()[0]
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -142,7 +158,8 @@ class ResultsStore:
         missing = {"runs", "instances", "cells"} - tables
         if missing:
             raise StoreError(f"{self.path}: damaged results store (missing {sorted(missing)})")
-        db.execute("PRAGMA journal_mode = WAL")
+        if not read_only:
+            db.execute("PRAGMA journal_mode = WAL")
 
     def close(self) -> None:
         self._db.close()

@@ -50,6 +50,8 @@ def process_main(spec: dict[str, Any], conn: Any, log_path: str) -> None:
     Solver output goes to ``log_path`` (the parent reads its tail when the process
     dies); ``ready`` and then the payload go through ``conn``.
     """
+    # Lead a process group of our own: a time-limit kill then reaches the method's children.
+    os.setpgid(0, 0)
     log = os.open(log_path, os.O_WRONLY | os.O_TRUNC)
     sys.stdout.flush()
     sys.stderr.flush()

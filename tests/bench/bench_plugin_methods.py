@@ -51,3 +51,17 @@ def crash(instance, *, time_limit=None, seed=None):
 def mismatch(instance, *, time_limit=None, seed=None):
     """Raises what a method raises when its solver and the evaluator disagree."""
     raise EvaluationMismatchError("solver says 1 J, evaluator says 2 J")
+
+
+@register("pipeline", "test-hang-child", exact=False)
+def hang_with_child(instance, *, time_limit=None, seed=None):
+    """Starts a child that outlives its time limit: the kill must reach it too.
+
+    The child's pid is written to ``BENCH_TEST_CHILD_PID`` so the test can check it died.
+    """
+    import subprocess
+
+    child = subprocess.Popen(["sleep", "3600"])
+    with open(os.environ["BENCH_TEST_CHILD_PID"], "w") as fh:
+        fh.write(str(child.pid))
+    time.sleep(3600)

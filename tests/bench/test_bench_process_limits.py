@@ -55,3 +55,34 @@ def test_overrun_killed_crash_and_mismatch_recorded(instance_files, tmp_path):
     # bruteforce: finished, skipped; test-crash: retried (and crashes again).
     assert "1 already in the store, 1 run now (1 failed" in retry.stdout, retry.stderr
     assert len(_rows(store)) == 4
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie awaiting its reaper counts as dead)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_time_limit_kill_takes_the_cells_children(instance_files, tmp_path):
+    """Issue 13: a kill reaches the whole process group, not only the cell's process."""
+    import time
+
+    pid_file = tmp_path / "child.pid"
+    store = tmp_path / "r.sqlite"
+    run = cli(
+        "bench", str(instance_files[0]), "--methods", "test-hang-child",
+        "--time-limit", "0.3", "--grace", "0.2", "--allow-failures",
+        "--plugin", PLUGIN, "--store", str(store), "--no-progress",
+        env={"BENCH_TEST_CHILD_PID": str(pid_file)}, timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert _rows(store)["test-hang-child"]["outcome"] == "killed"
+    child = int(pid_file.read_text())
+    for _ in range(50):  # the kernel delivers SIGKILL promptly; allow a reaper a moment
+        if not _alive(child):
+            break
+        time.sleep(0.1)
+    assert not _alive(child), f"child {child} of a killed cell still runs"
