@@ -61,7 +61,7 @@ def _family_imports(layer: str) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("layer", ["core"])  # profiles: issue 15, moving
+@pytest.mark.parametrize("layer", ["core", "profiles"])
 def test_lower_layers_import_no_family(layer):
     assert _family_imports(layer) == []
 

@@ -51,10 +51,12 @@ def solve_highs(
     rel_gap: float = 1e-9,
     threads: int | None = 1,
     solver: str = "highs",
+    tee: bool = False,
 ) -> Result:
     """The exact linearization (formulations/capacity.md, CAP-1..CAP-10) with HiGHS' dual bound.
 
-    ``solver`` picks another Pyomo MILP solver (:mod:`energyopt.core.milp_solvers`).
+    ``solver`` picks another Pyomo MILP solver (:mod:`energyopt.core.milp_solvers`);
+    ``tee`` prints the solver's log.
     """
     budget = TimeBudget(time_limit)
     model = _milp.build_model(instance)
@@ -69,6 +71,7 @@ def solve_highs(
         rel_gap=rel_gap,
         threads=threads,
         warm_start=start,
+        tee=tee,
     )
     assignment = None
     if outcome.status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE):

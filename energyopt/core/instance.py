@@ -72,8 +72,7 @@ def load_instance(source: str | Path) -> InstanceBase:
 
 
 def _load(source: str | Path, expected: type[InstanceBase] | None) -> InstanceBase:
-    from energyopt.core.registry import FAMILY_MODULES
-    from energyopt.core.registry import _load as load_family
+    from energyopt.core.registry import families, load_family
 
     where, text = _read_source(source)
     try:
@@ -87,8 +86,8 @@ def _load(source: str | Path, expected: type[InstanceBase] | None) -> InstanceBa
     if not isinstance(data, dict):
         raise InstanceError(f"{where}: expected a JSON object, got {type(data).__name__}")
     family = data.get("family")
-    if not isinstance(family, str) or family not in FAMILY_MODULES:
-        known = ", ".join(sorted(FAMILY_MODULES))
+    if not isinstance(family, str) or family not in families():
+        known = ", ".join(families())
         raise InstanceError(f"{where}: field {fail(repr('family'), family, 'not one of ' + known)}")
     load_family(family)
     cls = INSTANCE_TYPES.get(family)

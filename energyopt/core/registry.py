@@ -24,46 +24,56 @@ __all__ = [
     "families",
     "family_hooks",
     "get_method",
+    "load_family",
+    "method_options",
     "methods",
     "register",
     "solve",
+    "unknown_options",
 ]
 
 #: Entry-point group through which other packages add families (name -> package).
 ENTRY_POINT_GROUP = "energyopt.families"
 
 
-def _discover() -> dict[str, str]:
+def _builtin_families() -> dict[str, str]:
     """Family name -> package, for every package ``energyopt/<name>/`` with a ``hooks.py``.
 
-    Found from the file system (nothing is imported, so this is cheap), plus the
-    packages that other distributions declare in the ``energyopt.families``
-    entry-point group.
+    Read from the file system: nothing is imported, so this is cheap.
     """
     root = Path(__file__).resolve().parents[1]
-    found = {p.parent.name: f"energyopt.{p.parent.name}" for p in sorted(root.glob("*/hooks.py"))}
-    try:
-        from importlib.metadata import entry_points
-
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            found.setdefault(ep.name, ep.value)
-    except Exception:  # pragma: no cover - broken metadata must not stop the package
-        pass
-    return found
+    return {p.parent.name: f"energyopt.{p.parent.name}" for p in sorted(root.glob("*/hooks.py"))}
 
 
-#: Family name -> package whose import registers that family's methods (discovered).
-FAMILY_MODULES: dict[str, str] = _discover()
+#: Family name -> package whose import registers that family's methods (discovered:
+#: the built-in families, then those of other distributions, see :func:`families`).
+FAMILY_MODULES: dict[str, str] = _builtin_families()
+_PLUGINS_READ = False
 
 
 def families() -> list[str]:
-    """The names of the known families, sorted."""
+    """The names of the known families, sorted.
+
+    Besides the built-in ones, other distributions add families through the
+    ``energyopt.families`` entry-point group (name = family, value = its package);
+    they are read on the first call.
+    """
+    global _PLUGINS_READ
+    if not _PLUGINS_READ:
+        _PLUGINS_READ = True
+        try:
+            from importlib.metadata import entry_points
+
+            for ep in entry_points(group=ENTRY_POINT_GROUP):
+                FAMILY_MODULES.setdefault(ep.name, ep.value)
+        except Exception:  # pragma: no cover - broken metadata must not stop the package
+            pass
     return sorted(FAMILY_MODULES)
 
 
 def family_hooks(family: str) -> FamilyHooks:
     """The :class:`~energyopt.core.family.FamilyHooks` of ``family`` (imports the family)."""
-    _load(family)
+    load_family(family)
     return importlib.import_module(f"{FAMILY_MODULES[family]}.hooks").HOOKS
 
 
@@ -104,9 +114,10 @@ def register(
     return deco
 
 
-def _load(family: str) -> None:
-    if family not in FAMILY_MODULES:
-        raise ValueError(f"unknown family {family!r}; known: {', '.join(sorted(FAMILY_MODULES))}")
+def load_family(family: str) -> None:
+    """Import ``family``'s package, which registers its methods; a clear error if unknown."""
+    if family not in FAMILY_MODULES and family not in families():
+        raise ValueError(f"unknown family {family!r}; known: {', '.join(families())}")
     try:
         importlib.import_module(FAMILY_MODULES[family])
     except ModuleNotFoundError as exc:
@@ -114,9 +125,12 @@ def _load(family: str) -> None:
             raise
 
 
+_load = load_family  # its old private name
+
+
 def methods(family: str) -> dict[str, Method]:
     """All methods registered for ``family``, by name."""
-    _load(family)
+    load_family(family)
     return dict(_REGISTRY.get(family, {}))
 
 
@@ -128,6 +142,27 @@ def get_method(family: str, name: str) -> Method:
             f"unknown method {name!r} for family {family!r}; known: {', '.join(sorted(known))}"
         )
     return known[name]
+
+
+def method_options(method: Method) -> dict[str, Any]:
+    """The options of a registered method with their defaults (``None`` when required).
+
+    ``time_limit`` and ``seed`` are every method's and are left out.
+    """
+    params = inspect.signature(method.function).parameters
+    return {
+        k: (None if p.default is inspect.Parameter.empty else p.default)
+        for k, p in params.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and k not in ("time_limit", "seed")
+    }
+
+
+def unknown_options(method: Method, options: dict[str, Any]) -> list[str]:
+    """The names in ``options`` that ``method`` does not take (none when it takes ``**``)."""
+    params = inspect.signature(method.function).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return []
+    return sorted(set(options) - set(method_options(method)))
 
 
 def solve(
@@ -167,6 +202,13 @@ def solve(
     m = get_method(family, method)
     if time_limit is not None and not time_limit > 0:
         raise ValueError(f"time_limit must be positive, got {time_limit!r}")
+    unknown = unknown_options(m, options)
+    if unknown:
+        valid = ", ".join(f"{k} (default {v!r})" for k, v in method_options(m).items())
+        raise ValueError(
+            f"method {method!r} of family {family!r}: unknown option(s) "
+            f"{', '.join(map(repr, unknown))}; valid: {valid or 'none'}"
+        )
     try:
         inspect.signature(m.function).bind(instance, time_limit=time_limit, seed=seed, **options)
     except TypeError as exc:

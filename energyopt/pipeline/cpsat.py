@@ -117,8 +117,11 @@ def solve_cpsat(
     workers: int | None,
     hint: tuple[int, ...] | None,
     bound_model: bool,
+    log: bool = False,
 ) -> tuple[SolverOutcome, tuple[int, ...] | None, float | None]:
     """Run the primal model (and the bound model when asked, sharing the time limit).
+
+    ``log`` prints CP-SAT's search log (``log_search_progress``).
 
     Returns the primal outcome, the chosen options (or ``None``) and a proven lower
     bound on the exact optimum in joules (or ``None``).
@@ -133,7 +136,9 @@ def solve_cpsat(
         hint=hint,
     )
     t_primal = None if budget is None else (budget / 2 if bound_model else budget)
-    outcome, solver = solve_with_cpsat(model, time_limit=t_primal, workers=workers, seed=seed)
+    outcome, solver = solve_with_cpsat(
+        model, time_limit=t_primal, workers=workers, seed=seed, log=log
+    )
     choice = None
     if solver is not None and outcome.objective is not None:
         choice = tuple(int(np.argmax([solver.boolean_value(xk) for xk in row])) for row in v["x"])
@@ -149,7 +154,7 @@ def solve_cpsat(
             round_up=False,
             hint=choice,
         )
-        b_out, _ = solve_with_cpsat(bmodel, time_limit=rest, workers=workers, seed=seed)
+        b_out, _ = solve_with_cpsat(bmodel, time_limit=rest, workers=workers, seed=seed, log=log)
         if b_out.bound is not None and b_out.termination.value != "error":
             bound = _to_joules(instance, deadline_s, b_out.bound, energy_unit_j)
     elif exact_scaling and outcome.bound is not None and outcome.termination.value != "error":

@@ -215,13 +215,15 @@ def solve_cpsat(
     warm_start: bool = True,
     filter_dominated: bool = True,
     bound_model: bool = True,
+    tee: bool = False,
 ) -> Result:
     """PEM in CP-SAT (formulations/pem.md, Sec. 4): times rounded up (primal), down (bound).
 
     When the rounded-up times miss a deadline that the exact times meet, the
     resolution is refined tenfold while time is left (down to 1e8 ticks per
     deadline); if that does not find a plan either, the relaxation's rounded plan
-    is reported with CP-SAT's bound. The message says what was done.
+    is reported with CP-SAT's bound. The message says what was done. ``tee`` prints
+    CP-SAT's search log.
     """
     tick = time.perf_counter()
     stop_at = None if time_limit is None else tick + float(time_limit)
@@ -243,6 +245,7 @@ def solve_cpsat(
             workers=workers,
             hint=hint,
             bound_model=bound_model,
+            log=tee,
         )
         missed = (
             outcome.termination is TerminationReason.INFEASIBLE

@@ -2,34 +2,25 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
-import pandas as pd
-
 from energyopt.core.instance import InstanceError
-from energyopt.core.validate import integer, shown
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.options import OptionTable
 from energyopt.pipeline.schedules import BACKWARD, FORWARD, stage_table
+from energyopt.profiles.readers import PERSEUS_COLUMNS, read_perseus_rows
 
-PERSEUS_COLUMNS = ("stage", "instruction", "frequency", "time", "energy")
+__all__ = [
+    "PERSEUS_COLUMNS",
+    "P_BLOCKING_W",
+    "blocking_power",
+    "instance_from_perseus_profile",
+    "read_perseus_profile",
+]
+
 #: P2P blocking power of the GPUs the Perseus authors published profiles for (W), from
 #: their evaluation code; ``instance_from_perseus_profile(..., gpu=...)`` reads them.
 P_BLOCKING_W = {"a100": 83.64, "a100-sxm": 83.64, "a40": 70.38}
-
-
-def _cell(value: object) -> object:
-    """A CSV cell as a number when it reads as one (``"1410"`` -> 1410, ``"inf"`` -> inf)."""
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            return value
-    try:
-        return value.item()  # numpy scalar -> Python number
-    except AttributeError:
-        return value
 
 
 def blocking_power(gpu: str | None, p_blocking_w: float | None) -> float:
@@ -53,8 +44,8 @@ def read_perseus_profile(path: str | Path) -> dict[str, OptionTable]:
     The format (Perseus SOSP'24 artifact) is a CSV with columns
     ``stage,instruction,frequency,time,energy``: one row per stage, instruction
     (``forward`` / ``backward``) and SM clock in MHz, with the seconds and joules
-    of one computation. Tables are keyed ``s{stage}/{instruction}``, fastest
-    clock first.
+    of one computation; :func:`energyopt.profiles.readers.read_perseus_rows` reads
+    and checks it. Tables are keyed ``s{stage}/{instruction}``, fastest clock first.
 
     Raises
     ------
@@ -63,56 +54,13 @@ def read_perseus_profile(path: str | Path) -> dict[str, OptionTable]:
         instructions, non-numeric, negative or non-finite values, or repeated
         (stage, instruction, frequency) rows.
     """
-    path = Path(path)
-    try:
-        df = pd.read_csv(path)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise InstanceError(f"{path}: cannot read as CSV: {exc}") from None
-    missing = [c for c in PERSEUS_COLUMNS if c not in df.columns]
-    if missing:
-        found = [shown(str(c))[:30] for c in df.columns[:5]]
-        more = f" and {len(df.columns) - 5} more" if len(df.columns) > 5 else ""
-        raise InstanceError(
-            f"{path}: missing column(s) {', '.join(missing)} "
-            f"(expected {','.join(PERSEUS_COLUMNS)}; found {', '.join(found)}{more})"
-        )
-    if df.empty:
-        raise InstanceError(f"{path}: no rows")
     rows: dict[str, list[tuple[int, float, float]]] = {}
-    for idx, row in df.iterrows():
-        line = int(idx) + 2  # header is line 1
-        try:
-            stage = integer("stage", _cell(row["stage"]), minimum=0, maximum=100_000)
-            freq = integer("frequency", _cell(row["frequency"]), minimum=1, maximum=None)
-        except InstanceError as exc:
-            raise InstanceError(f"{path}, line {line}: {exc}") from None
-        instr = str(row["instruction"]).strip()
-        if instr not in (FORWARD, BACKWARD):
-            raise InstanceError(
-                f"{path}, line {line}: instruction = {instr!r}: expected 'forward' or 'backward'"
-            )
-        vals = {}
-        for field in ("time", "energy"):
-            try:
-                v = float(row[field])
-            except (TypeError, ValueError):
-                v = math.nan
-            if not math.isfinite(v) or v < 0:
-                raise InstanceError(
-                    f"{path}, line {line}: {field} = {row[field]!r}: must be a finite number >= 0"
-                )
-            vals[field] = v
-        if stage < 0 or freq <= 0:
-            raise InstanceError(
-                f"{path}, line {line}: stage = {stage}, frequency = {freq}: out of range"
-            )
-        rows.setdefault(stage_table(stage, instr), []).append((freq, vals["time"], vals["energy"]))
+    for r in read_perseus_rows(path):
+        rows.setdefault(stage_table(r.stage, r.operation), []).append(
+            (r.sm_clock_mhz, r.time_s, r.energy_j)
+        )
     tables = {}
     for name, entries in sorted(rows.items()):
-        clocks = [f for f, _, _ in entries]
-        if len(set(clocks)) != len(clocks):
-            dup = sorted({f for f in clocks if clocks.count(f) > 1})
-            raise InstanceError(f"{path}: table {name}: frequency {dup} appears more than once")
         entries.sort(key=lambda r: (r[1], -r[0]))
         tables[name] = OptionTable(
             tuple(f for f, _, _ in entries),

@@ -56,10 +56,12 @@ def solve_highs(
     rel_gap: float = 1e-9,
     threads: int | None = None,
     solver: str = "highs",
+    tee: bool = False,
 ) -> Result:
     """Event MILP (PC-17..PC-21), greedy warm start, HiGHS MIP dual bound as the bound.
 
-    ``solver`` picks another Pyomo MILP solver (:mod:`energyopt.core.milp_solvers`).
+    ``solver`` picks another Pyomo MILP solver (:mod:`energyopt.core.milp_solvers`);
+    ``tee`` prints the solver's log.
     """
     budget = TimeBudget(time_limit)
     greedy = marginal_return_greedy(instance) if warm_start else None
@@ -95,6 +97,7 @@ def solve_highs(
         threads=threads,
         warm_start=start,
         solver_options={"presolve": "off"} if big and solver == "highs" else None,
+        tee=tee,
     )
     config = None
     if out.status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE):

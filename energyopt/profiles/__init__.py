@@ -10,13 +10,15 @@ simulated   a simulated GPU (PowerFlow 4.2 DVFS model, presets, seeded noise)
 collector   sweeps over SM clocks / power limits that always restore the GPU
 workloads   the built-in matmul loop and user callables ``module:function``
 readers     Perseus stage profiles, Zeus power traces, ZeusMonitor logs
-convert     profile -> PEM option tables / instance, profile -> Zeus power table
+convert     profile -> Zeus power table (a profile becomes a family's instance in the
+            family: ``energyopt.pipeline.from_profile``)
 cli         ``energyopt profile``
 
 Importing this package does not import pynvml; a GPU is needed only to profile one.
 """
 
 import importlib
+import warnings
 from typing import Any
 
 #: Public names and the module that holds each. They are imported on first use
@@ -24,7 +26,7 @@ from typing import Any
 #: pay for pandas, the collector or the converters until they are needed.
 _EXPORTS = {
     "collector": ("clock_grid", "measure", "power_limit_grid", "restored_settings", "sweep"),
-    "convert": ("to_option_tables", "to_pem_instance", "to_zeus_power_table"),
+    "convert": ("to_zeus_power_table",),
     "device": (
         "DeviceInfo",
         "GpuDevice",
@@ -38,9 +40,22 @@ _EXPORTS = {
     "simulated": ("PRESETS", "WORKLOADS", "SimulatedGpu", "SimulatedWork"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+#: Deprecated names, kept for one release: conversion to a family's instance lives in
+#: that family (profiles is the bottom layer and imports no family).
+_MOVED = {
+    "to_option_tables": "energyopt.pipeline.from_profile",
+    "to_pem_instance": "energyopt.pipeline.from_profile",
+}
 
 
 def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        warnings.warn(
+            f"energyopt.profiles.{name} moved to {_MOVED[name]}.{name}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(_MOVED[name]), name)
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'energyopt.profiles' has no attribute {name!r}")

@@ -1,6 +1,8 @@
 """Readers of published measurement formats into the profile schema.
 
-- Perseus stage profiles (SOSP'24 artifact): ``stage,instruction,frequency,time,energy``.
+- Perseus stage profiles (SOSP'24 artifact): ``stage,instruction,frequency,time,energy``
+  (:func:`read_perseus_rows` checks the file; the pipeline family builds its option
+  tables from those rows).
 - Zeus power traces (NSDI'23, ``summary_power_<gpu>.csv``):
   ``dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power``.
 - ZeusMonitor window logs: ``start_time,window_name,elapsed_time,gpu0_energy[,gpu1_energy...]``.
@@ -13,6 +15,7 @@ the field.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from pathlib import Path
@@ -20,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from energyopt.core.instance import InstanceError
-from energyopt.pipeline.readers import read_perseus_profile
+from energyopt.core.validate import integer, shown
 from energyopt.profiles.schema import KNOBS, profile_row, validate_profile
 
 ZEUS_POWER_COLUMNS = (
@@ -68,6 +71,106 @@ def _number(path: Path, df: pd.DataFrame, idx: int, field: str, positive: bool =
     return v
 
 
+PERSEUS_COLUMNS = ("stage", "instruction", "frequency", "time", "energy")
+PERSEUS_OPERATIONS = ("forward", "backward")
+
+
+@dataclasses.dataclass(frozen=True)
+class PerseusRow:
+    """One row of a Perseus stage profile: one computation kind of a stage at one clock."""
+
+    stage: int
+    operation: str
+    sm_clock_mhz: int
+    time_s: float
+    energy_j: float
+
+
+def _cell(value: object) -> object:
+    """A CSV cell as a number when it reads as one (``"1410"`` -> 1410, ``"inf"`` -> inf)."""
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return value
+    try:
+        return value.item()  # numpy scalar -> Python number
+    except AttributeError:
+        return value
+
+
+def read_perseus_rows(path: str | Path) -> list[PerseusRow]:
+    """The rows of a Perseus stage profile (SOSP'24 artifact), checked.
+
+    The file is a CSV with columns ``stage,instruction,frequency,time,energy``: one
+    row per stage, instruction (``forward`` / ``backward``) and SM clock in MHz,
+    with the seconds and joules of one computation.
+
+    Raises
+    ------
+    InstanceError
+        Naming the file, the row and the field for missing columns, unknown
+        instructions, non-numeric, negative or non-finite values, or repeated
+        (stage, instruction, frequency) rows.
+    """
+    path = Path(path)
+    df = _read_perseus_csv(path)
+    out = [_perseus_row(path, int(idx) + 2, row) for idx, row in df.iterrows()]  # line 1: header
+    seen: dict[tuple[int, str], list[int]] = {}
+    for r in out:
+        seen.setdefault((r.stage, r.operation), []).append(r.sm_clock_mhz)
+    for (stage, op), clocks in sorted(seen.items()):
+        if len(set(clocks)) != len(clocks):
+            dup = sorted({f for f in clocks if clocks.count(f) > 1})
+            raise InstanceError(
+                f"{path}: table s{stage}/{op}: frequency {dup} appears more than once"
+            )
+    return out
+
+
+def _read_perseus_csv(path: Path) -> pd.DataFrame:
+    try:
+        df = pd.read_csv(path)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InstanceError(f"{path}: cannot read as CSV: {exc}") from None
+    missing = [c for c in PERSEUS_COLUMNS if c not in df.columns]
+    if missing:
+        found = [shown(str(c))[:30] for c in df.columns[:5]]
+        more = f" and {len(df.columns) - 5} more" if len(df.columns) > 5 else ""
+        raise InstanceError(
+            f"{path}: missing column(s) {', '.join(missing)} "
+            f"(expected {','.join(PERSEUS_COLUMNS)}; found {', '.join(found)}{more})"
+        )
+    if df.empty:
+        raise InstanceError(f"{path}: no rows")
+    return df
+
+
+def _perseus_row(path: Path, line: int, row: pd.Series) -> PerseusRow:
+    try:
+        stage = integer("stage", _cell(row["stage"]), minimum=0, maximum=100_000)
+        freq = integer("frequency", _cell(row["frequency"]), minimum=1, maximum=None)
+    except InstanceError as exc:
+        raise InstanceError(f"{path}, line {line}: {exc}") from None
+    instr = str(row["instruction"]).strip()
+    if instr not in PERSEUS_OPERATIONS:
+        raise InstanceError(
+            f"{path}, line {line}: instruction = {instr!r}: expected 'forward' or 'backward'"
+        )
+    vals = {}
+    for field in ("time", "energy"):
+        try:
+            v = float(row[field])
+        except (TypeError, ValueError):
+            v = math.nan
+        if not math.isfinite(v) or v < 0:
+            raise InstanceError(
+                f"{path}, line {line}: {field} = {row[field]!r}: must be a finite number >= 0"
+            )
+        vals[field] = v
+    return PerseusRow(stage, instr, freq, vals["time"], vals["energy"])
+
+
 def read_perseus_stage_profile(
     path: str | Path, *, gpu: str | None = None, workload: str | None = None
 ) -> pd.DataFrame:
@@ -75,30 +178,26 @@ def read_perseus_stage_profile(
 
     The published file names read ``<workload>+<gpu>_<precision>.csv`` (e.g.
     ``gpt3-175b+a100_sxm_bf16.csv``); ``gpu`` and ``workload`` default to those
-    parts. Validation is that of :func:`energyopt.pipeline.readers.read_perseus_profile`.
+    parts. Validation is that of :func:`read_perseus_rows`.
     """
     path = Path(path)
-    tables = read_perseus_profile(path)
     stem_workload, _, stem_gpu = path.stem.partition("+")
-    rows = []
-    for key, table in tables.items():
-        stage_txt, op = key.split("/")
-        for f, t, e in zip(table.sm_clock_mhz, table.time_s, table.energy_j):
-            rows.append(
-                profile_row(
-                    gpu=gpu or stem_gpu or "unknown",
-                    knob="sm_clock_mhz",
-                    knob_value=f,
-                    workload=workload or stem_workload,
-                    operation=op,
-                    batch_size=0,
-                    time_s=t,
-                    energy_j=e,
-                    samples=1,
-                    source="perseus-profile",
-                    stage=int(stage_txt[1:]),
-                )
-            )
+    rows = [
+        profile_row(
+            gpu=gpu or stem_gpu or "unknown",
+            knob="sm_clock_mhz",
+            knob_value=r.sm_clock_mhz,
+            workload=workload or stem_workload,
+            operation=r.operation,
+            batch_size=0,
+            time_s=r.time_s,
+            energy_j=r.energy_j,
+            samples=1,
+            source="perseus-profile",
+            stage=r.stage,
+        )
+        for r in read_perseus_rows(path)
+    ]
     df = validate_profile(pd.DataFrame(rows), str(path))
     df = df.sort_values(["stage", "operation", "knob_value"], ascending=[True, True, False])
     df = df.reset_index(drop=True)

@@ -27,6 +27,19 @@ def trace_available(data_dir: Path = DATA) -> bool:
     )
 
 
+def missing_data(name: str, data_dir: Path | None = None) -> list[str]:
+    """The data files suite ``name`` derives its instances from that are missing here.
+
+    Without them ``paper`` falls back to synthetic instances; ``energyopt instances
+    generate`` then refuses to replace the library's data-derived ones.
+    """
+    if name != "paper":
+        return []
+    data_dir = DATA if data_dir is None else Path(data_dir)
+    needed = ("summary_train.csv", *(f"summary_power_{g}.csv" for g in GPUS))
+    return [str(data_dir / f) for f in needed if not (data_dir / f).exists()]
+
+
 def suite(name: str, data_dir: Path | None = None) -> list[TuningInstance]:
     """The instances of suite ``name`` (``"smoke"`` or ``"paper"``).
 

@@ -9,9 +9,10 @@ import pytest
 
 from energyopt.core.instance import InstanceError
 from energyopt.pipeline.evaluator import evaluate
+from energyopt.pipeline.from_profile import to_option_tables, to_pem_instance
 from energyopt.pipeline.readers import instance_from_perseus_profile
 from energyopt.profiles.collector import sweep
-from energyopt.profiles.convert import to_option_tables, to_pem_instance, to_zeus_power_table
+from energyopt.profiles.convert import to_zeus_power_table
 from energyopt.profiles.readers import (
     read_perseus_stage_profile,
     read_zeus_monitor_log,
@@ -247,3 +248,13 @@ def test_profile_file_round_trip_keeps_metadata(tmp_path: Path) -> None:
     assert back.attrs["gpu"] == "NVIDIA A100-SXM4-40GB"
     assert back.attrs["energy_method"] == "energy-counter"
     assert "collected_at" in back.attrs
+
+
+def test_old_conversion_paths_are_deprecated_aliases():
+    import energyopt.profiles as profiles
+    import energyopt.profiles.convert as convert
+
+    with pytest.warns(DeprecationWarning, match="energyopt.pipeline.from_profile"):
+        assert profiles.to_pem_instance is to_pem_instance
+    with pytest.warns(DeprecationWarning):
+        assert convert.to_option_tables is to_option_tables

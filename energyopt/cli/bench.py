@@ -1,34 +1,16 @@
-"""``energyopt bench``, ``energyopt report`` and ``energyopt instances``."""
+"""``energyopt bench`` (batch runs into a results store), ``report`` and ``demo``."""
 
 from __future__ import annotations
 
 import argparse
-import functools
-import sqlite3
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from energyopt.bench.cells import DEFAULT_GRACE_S
 from energyopt.bench.families import SUITE_NAMES
-
-
-def _one_line_errors(fn: Callable[[argparse.Namespace], int]) -> Callable[..., int]:
-    """Turn file-system and SQLite errors into the CLI's one-line ``ValueError``."""
-
-    @functools.wraps(fn)
-    def wrapper(args: argparse.Namespace) -> int:
-        try:
-            return fn(args)
-        except sqlite3.Error as exc:
-            # Name the file: a page-level corruption surfaces here, far from the open.
-            where = getattr(args, "store", None) or "results store"
-            raise ValueError(f"{where}: {exc}") from None
-        except (IsADirectoryError, PermissionError, NotADirectoryError) as exc:
-            raise ValueError(f"{exc.filename}: {exc.strerror}") from None
-
-    return wrapper
+from energyopt.cli.errors import one_line_errors
+from energyopt.cli.solve import add_method_argument, add_option_argument
 
 
 def register(sub: Any) -> None:
@@ -42,8 +24,9 @@ def register(sub: Any) -> None:
     p.add_argument("files", nargs="*", help="instance JSON files (any family), besides --suite")
     p.add_argument("--suite", help=f"suite of every family that has one ({', '.join(SUITE_NAMES)})")
     p.add_argument("--family", action="append", help="only this family (repeatable)")
+    add_method_argument(p, required=False)
     p.add_argument(
-        "--methods", nargs="+", metavar="METHOD", help="method names (default: all of each family)"
+        "--methods", nargs="+", metavar="METHOD", help="deprecated: use --method/-m, repeated"
     )
     p.add_argument("--seeds", nargs="+", type=int, default=[0], metavar="SEED")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per cell (default 60)")
@@ -66,63 +49,66 @@ def register(sub: Any) -> None:
         action="store_true",
         help="exit 0 even when cells failed or were killed (they are listed either way)",
     )
-    p.add_argument(
-        "--option",
-        "-o",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="option for every method (VALUE parsed as JSON when it can be)",
-    )
+    add_option_argument(p, "option for every method that takes it (VALUE parsed as JSON)")
     p.add_argument(
         "--plugin", action="append", default=[], help="module to import first (extra methods)"
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_argument(p)
     p.set_defaults(func=_bench)
 
     p = sub.add_parser("report", help="gap report (HTML, Markdown, CSV, plots) from a store")
     p.add_argument("store", help="SQLite results store written by 'energyopt bench'")
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="output directory (default: beside STORE, its name + '-report')",
+    )
     p.add_argument("--no-plots", action="store_true")
     p.set_defaults(func=_report)
 
-    p = sub.add_parser("instances", help="the instance library: generate, verify, update-index")
-    isub = p.add_subparsers(dest="instances_command", metavar="ACTION", required=True)
-    for name, fn, text in (
-        ("generate", _generate, "write the library from the families' suites"),
-        ("verify", _verify, "check the library byte for byte against the suites"),
-    ):
-        q = isub.add_parser(name, help=text)
-        q.add_argument("--root", default="instances", help="library directory (default instances)")
-        q.add_argument("--family", action="append", help="only this family (repeatable)")
-        q.add_argument(
-            "--suite", action="append", choices=SUITE_NAMES, help="only this suite (repeatable)"
-        )
-        q.set_defaults(func=fn)
-    q = isub.add_parser(
-        "update-index", help="best known objective and bound per instance from results stores"
+    p = sub.add_parser(
+        "demo", help="the README's main job: smoke suite of every family, then the gap report"
     )
-    q.add_argument("stores", nargs="+", help="results stores")
-    q.add_argument("--root", default="instances")
-    q.set_defaults(func=_update_index)
+    p.add_argument("--out", default="out", help="output directory (default: out)")
+    p.add_argument("--jobs", type=int, default=2, help="cells at the same time (default 2)")
+    add_progress_argument(p)
+    p.set_defaults(func=_demo)
 
 
-@_one_line_errors
+def add_progress_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (automatic when the output is not a terminal)",
+    )
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    """A progress bar only on a terminal, and not with ``--no-progress``."""
+    return not args.no_progress and sys.stdout.isatty() and sys.stderr.isatty()
+
+
+@one_line_errors
 def _bench(args: argparse.Namespace) -> int:
     from energyopt.bench.runner import plan_cells, run_bench
-    from energyopt.commands import _parse_options
+    from energyopt.cli.options import check_options_known, parse_options
 
+    if args.methods:
+        print("energyopt bench: --methods is deprecated; use -m NAME, repeated", file=sys.stderr)
+    chosen = (args.method or []) + (args.methods or [])
+    options = parse_options(args.option)
     cells = plan_cells(
         suite=args.suite,
         files=args.files,
         families=args.family,
-        methods=args.methods,
+        methods=chosen or None,
         seeds=args.seeds,
         time_limit_s=args.time_limit,
-        options=_parse_options(args.option),
+        options=options,
         plugins=args.plugin,
         grace_s=args.grace,
     )
+    check_options_known(_cell_methods(cells), options)
     if args.jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     summary = run_bench(
@@ -132,7 +118,7 @@ def _bench(args: argparse.Namespace) -> int:
         executor=args.executor,
         scheduler=args.scheduler,
         retry_failed=args.retry_failed,
-        progress=not args.no_progress,
+        progress=show_progress(args),
         argv=["energyopt", *sys.argv[1:]],
     )
     print(summary)
@@ -143,6 +129,13 @@ def _bench(args: argparse.Namespace) -> int:
         print(f"{len(lost)} cell(s) failed or were killed (--allow-failures to exit 0)")
         return 1
     return 0
+
+
+def _cell_methods(cells: list[Any]) -> list[Any]:
+    """The registered methods the cells run (each once)."""
+    from energyopt.core.registry import get_method
+
+    return [get_method(f, m) for f, m in sorted({(c.family, c.method) for c in cells})]
 
 
 def _lost_cells(store: str, run_id: str) -> list[str]:
@@ -160,12 +153,13 @@ def _lost_cells(store: str, run_id: str) -> list[str]:
     ]
 
 
-@_one_line_errors
+@one_line_errors
 def _report(args: argparse.Namespace) -> int:
     from energyopt.bench.report import make_report
     from energyopt.core.table import format_table
 
-    report = make_report(args.store, args.out, plots=not args.no_plots)
+    out = args.out or default_report_dir(args.store)
+    report = make_report(args.store, out, plots=not args.no_plots)
     rows = [
         [
             r["family"],
@@ -189,47 +183,19 @@ def _report(args: argparse.Namespace) -> int:
     )
     for bug in report.bugs:
         print(f"CONTRADICTION (a bug): {bug}", file=sys.stderr)
-    print(f"report written to {args.out}/index.html and {args.out}/summary.md")
+    print(f"report written to {out}/index.html and {out}/summary.md")
     return 1 if report.bugs else 0
 
 
-@_one_line_errors
-def _generate(args: argparse.Namespace) -> int:
-    from energyopt.bench.library import generate
-
-    files = generate(args.root, args.family, args.suite or SUITE_NAMES)
-    fams = sorted({f.family for f in files})
-    print(
-        f"wrote {len(files)} instance files under {args.root}/ "
-        f"({', '.join(fams) or 'no family has suites yet'})"
-    )
-    return 0
+def default_report_dir(store: str | Path) -> Path:
+    """Beside the store: ``out/results.sqlite`` -> ``out/results-report``."""
+    store = Path(store)
+    return store.with_name(f"{store.stem}-report")
 
 
-@_one_line_errors
-def _verify(args: argparse.Namespace) -> int:
-    from energyopt.bench.library import gap_distribution, verify
+def _demo(args: argparse.Namespace) -> int:
+    from energyopt.bench.demo import run
 
-    if not Path(args.root).is_dir():
-        raise FileNotFoundError(f"{args.root}: no such library directory")
-    problems = verify(args.root, args.family, args.suite or SUITE_NAMES)
-    for line in problems:
-        print(line, file=sys.stderr)
-    if problems:
-        print(f"{args.root}: {len(problems)} problem(s)")
-        return 1
-    print(f"{args.root}: library matches the suites byte for byte")
-    for line in gap_distribution(args.root):
-        print(f"  {line}")
-    return 0
-
-
-@_one_line_errors
-def _update_index(args: argparse.Namespace) -> int:
-    from energyopt.bench.library import update_index
-
-    changed, conflicts = update_index(args.root, args.stores)
-    print(f"{changed} index row(s) improved")
-    for line in conflicts:
-        print(f"CONTRADICTION (a bug), row left unchanged: {line}", file=sys.stderr)
-    return 1 if conflicts else 0
+    out = run(args.out, jobs=args.jobs, progress=show_progress(args))
+    # A contradiction (an objective below a proven bound) is a bug somewhere: fail loudly.
+    return 1 if out["report_data"].bugs else 0

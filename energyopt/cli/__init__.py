@@ -1,7 +1,16 @@
-"""The ``energyopt`` command line.
+"""The ``energyopt`` command line: one module per group of subcommands.
 
-Subcommands live next to what they run: each module in :data:`SUBCOMMAND_MODULES`
-defines ``register(subparsers)`` that adds its subcommands.
+========================  ==============================================================
+``cli/solve.py``          ``solve`` (one instance, one or more methods), ``methods``
+``cli/bench.py``          ``bench`` (batch runs into a results store), ``report``, ``demo``
+``cli/instances.py``      ``instances`` generate / verify / update-index / from-profile
+``cli/profile.py``        ``profile`` (sweep a GPU, import a published profile)
+``cli/options.py``        ``-o KEY=VALUE`` method options
+========================  ==============================================================
+
+Each module in :data:`SUBCOMMAND_MODULES` defines ``register(subparsers)``. Building the
+parser imports no family, solver or pandas (``energyopt --help`` stays fast); a command
+imports what it runs when it runs.
 """
 
 from __future__ import annotations
@@ -14,9 +23,10 @@ import sys
 from energyopt.core.instance import InstanceError
 
 SUBCOMMAND_MODULES = (
-    "energyopt.commands",
-    "energyopt.bench.cli",
-    "energyopt.profiles.cli",
+    "energyopt.cli.solve",
+    "energyopt.cli.bench",
+    "energyopt.cli.instances",
+    "energyopt.cli.profile",
 )
 
 
