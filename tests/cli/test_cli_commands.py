@@ -1,0 +1,121 @@
+"""The CLI items of issue 16: -m everywhere, -o errors, --log, report beside the store,
+instances from-profile, generate refusing to replace data-derived suites."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from energyopt.cli import main
+from energyopt.cli.bench import default_report_dir, show_progress
+from energyopt.cli.options import check_options_known, parse_options
+from energyopt.core.registry import get_method
+from energyopt.pipeline import random_dag_instance
+
+# Two stages, forward and backward at two clocks each (seconds, joules per computation).
+PERSEUS_TINY = """stage,instruction,frequency,time,energy
+0,forward,1410,0.010,4.0
+0,forward,1005,0.013,3.0
+0,backward,1410,0.020,8.0
+0,backward,1005,0.026,6.0
+1,forward,1410,0.011,4.2
+1,forward,1005,0.014,3.1
+1,backward,1410,0.021,8.3
+1,backward,1005,0.027,6.1
+"""
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    path = tmp_path / "i.json"
+    random_dag_instance(4, seed=0).to_json(path)
+    return path
+
+
+def test_parse_options_reads_json_values():
+    assert parse_options(["a=1", "b=hull", "c=true", 'd="x"']) == {
+        "a": 1,
+        "b": "hull",
+        "c": True,
+        "d": "x",
+    }
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        parse_options(["nonsense"])
+
+
+def test_unknown_option_lists_the_valid_ones(tiny, capsys):
+    assert main(["solve", str(tiny), "-m", "highs", "-o", "colour=1"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown option(s) 'colour'" in err and "formulation (default 'incremental')" in err
+    with pytest.raises(ValueError, match="valid: .*tau_s"):
+        check_options_known([get_method("pipeline", "perseus")], {"colour": 1})
+    # An option that one of the selected methods takes is fine for the batch.
+    methods = [get_method("pipeline", "perseus"), get_method("pipeline", "bruteforce")]
+    check_options_known(methods, {"tau_s": 0.01})
+
+
+def test_log_shows_the_solver_log(tiny, capfd):
+    assert main(["solve", str(tiny), "-m", "highs", "--log"]) == 0
+    out = capfd.readouterr().out
+    assert "HiGHS" in out  # HiGHS' own banner and log lines
+    assert main(["solve", str(tiny), "-m", "bruteforce", "--tee"]) == 0
+    assert "runs no external solver" in capfd.readouterr().err
+
+
+def test_progress_only_on_a_terminal():
+    class Args:
+        no_progress = False
+
+    # Under pytest stdout is captured: not a terminal, so plain output.
+    assert show_progress(Args()) is False
+
+
+def test_report_defaults_beside_the_store():
+    assert default_report_dir("out/results.sqlite") == Path("out/results-report")
+
+
+def test_bench_takes_m_repeated_and_methods_as_deprecated(tiny, tmp_path, capsys):
+    store = tmp_path / "r.sqlite"
+    args = ["bench", str(tiny), "--store", str(store), "--time-limit", "20"]
+    assert main([*args, "-m", "bruteforce", "-m", "envpipe"]) == 0
+    out = capsys.readouterr().out
+    assert ": 2 cells, 0 already in the store, 2 run now (0 failed" in out
+    assert main([*args, "--methods", "bruteforce", "zeus-global"]) == 0
+    assert "--methods is deprecated" in capsys.readouterr().err
+    assert main(["report", str(store), "--no-plots"]) == 0
+    assert (tmp_path / "r-report" / "index.html").exists()
+
+
+def test_from_profile_writes_an_instance_that_solve_reads(tmp_path, capsys):
+    profile = tmp_path / "tiny+a100_sxm_bf16.csv"
+    profile.write_text(PERSEUS_TINY)
+    out = tmp_path / "pem.json"
+    argv = ["instances", "from-profile", str(profile), "--schedule", "1f1b"]
+    assert main([*argv, "--microbatches", "2", "--gpu", "a100", "-o", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["family"] == "pipeline" and data["p_blocking_w"] == pytest.approx(83.64)
+    assert main(["solve", str(out), "-m", "bruteforce", "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert rec["status"] == "optimal"
+    # Without a blocking power: one line naming both ways to give it.
+    assert main([*argv, "--microbatches", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--p-blocking" in err[0] and "a100" in err[0]
+    assert main([*argv, "--microbatches", "2", "--p-blocking", "60"]) == 0
+    assert json.loads(capsys.readouterr().out)["p_blocking_w"] == 60
+
+
+def test_generate_refuses_to_replace_data_derived_instances(tmp_path, monkeypatch, capsys):
+    import energyopt.tuning.suites as tuning_suites
+
+    monkeypatch.setattr(tuning_suites, "DATA", tmp_path / "no-such-data")
+    kept = tmp_path / "lib" / "tuning" / "paper" / "000-real.json"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("{}")
+    argv = ["instances", "generate", "--root", str(tmp_path / "lib"), "--family", "tuning"]
+    assert main([*argv, "--suite", "paper"]) == 2
+    err = capsys.readouterr().err
+    assert "refusing to replace" in err and "summary_train.csv" in err
+    assert kept.read_text() == "{}"
