@@ -49,7 +49,7 @@ def test_unknown_option_lists_the_valid_ones(tiny, capsys):
     assert main(["solve", str(tiny), "-m", "highs", "-o", "colour=1"]) == 2
     err = capsys.readouterr().err
     assert "unknown option(s) 'colour'" in err and "formulation (default 'incremental')" in err
-    with pytest.raises(ValueError, match="valid: .*tau_s"):
+    with pytest.raises(ValueError, match=r"valid: .*tau_s"):
         check_options_known([get_method("pipeline", "perseus")], {"colour": 1})
     # An option that one of the selected methods takes is fine for the batch.
     methods = [get_method("pipeline", "perseus"), get_method("pipeline", "bruteforce")]
