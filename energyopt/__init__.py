@@ -22,6 +22,7 @@ from energyopt.core import (
     methods,
     solve,
 )
+from energyopt.core.simulation import simulate
 
 __version__ = "0.1.0"
 
@@ -36,5 +37,6 @@ __all__ = [
     "get_method",
     "load_instance",
     "methods",
+    "simulate",
     "solve",
 ]

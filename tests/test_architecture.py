@@ -107,3 +107,16 @@ def test_every_family_has_hooks_and_evaluation_protocol(family):
         assert isinstance(ev, Evaluation)
         assert ev.feasible and ev.objective == pytest.approx(res.objective)
         assert all(hasattr(f, "unit") for f in ev.figures().values())
+
+
+def test_core_pieces_sit_in_neutral_modules():
+    from energyopt.core import cpsat, errors, highs, outcome, registry, scoring
+
+    assert outcome.SolverOutcome.__module__ == "energyopt.core.outcome"
+    assert highs.SolverOutcome is cpsat.SolverOutcome is outcome.SolverOutcome
+    assert errors.EvaluationMismatchError is registry.EvaluationMismatchError
+    assert scoring.EvaluationMismatchError is errors.EvaluationMismatchError
+    # core/cpsat.py takes its outcome type from the neutral module, not from HiGHS'.
+    assert ("energyopt.core.highs", ("SolverOutcome",)) not in _imports(
+        PACKAGE / "core" / "cpsat.py"
+    )

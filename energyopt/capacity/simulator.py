@@ -14,13 +14,15 @@ reports is simulated (synthetic jobs, assumed powers), and says so.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from energyopt.capacity.generators import JobSpec
 from energyopt.capacity.instance import EPOCH_TOL, CapacityInstance, Job, Node
 from energyopt.core.registry import solve
+from energyopt.core.result import Result
 
 
 @dataclasses.dataclass
@@ -85,10 +87,30 @@ class _State:
     running: tuple[int, int] | None = None
 
 
+#: A policy: a function like a registered method's,
+#: ``policy(instance, *, seed, time_limit, **options) -> Result``.
+Policy = Callable[..., Result]
+
+
+@dataclasses.dataclass
+class _Totals:
+    """What the run has accrued so far."""
+
+    energy: float = 0.0
+    tardiness: float = 0.0
+    calls: int = 0
+    late: int = 0
+    preemptions: int = 0
+    migrations: int = 0
+    lost: float = 0.0
+    opt_times: list[float] = dataclasses.field(default_factory=list)
+    points: list[CapacityInstance] = dataclasses.field(default_factory=list)
+
+
 def simulate(
     nodes: Sequence[Node],
     jobs: Sequence[JobSpec],
-    method: str,
+    method: str | Policy,
     *,
     seed: int = 0,
     time_limit: float | None = None,
@@ -110,7 +132,9 @@ def simulate(
     nodes, jobs
         The cluster and the submitted jobs (see :mod:`energyopt.capacity.generators`).
     method
-        A registered capacity method (``"randomized-greedy"``, ``"fifo"``, ...).
+        A registered capacity method (``"randomized-greedy"``, ``"fifo"``, ...), or a
+        policy: a function called like a registered method's (:data:`Policy`); its
+        ``name`` attribute (or function name) labels the report.
     seed
         Call k gets seed ``seed + k``: the run is deterministic for a seed.
     time_limit
@@ -135,119 +159,158 @@ def simulate(
     pending = sorted(jobs, key=lambda s: (s.arrival_s, s.name))
     if not pending:
         raise ValueError("jobs: nothing to simulate")
+    label = method if isinstance(method, str) else _policy_name(method)
+    decide: Policy = method if callable(method) else functools.partial(solve, method=method)
+    settings = {
+        "energy_price_eur_per_kwh": energy_price_eur_per_kwh,
+        "pue": pue,
+        "postponement_penalty": postponement_penalty,
+        "work_conserving": work_conserving,
+        "idle_horizon_s": idle_horizon_s,
+        "restart_from_checkpoint": restart_from_checkpoint,
+    }
     price = energy_price_eur_per_kwh * pue / 3.6e6
     system: list[_State] = []
-    now = 0.0
-    nxt = 0
-    energy = tardiness = 0.0
-    calls, late, preemptions, migrations = 0, 0, 0, 0
-    lost = 0.0
-    opt_times: list[float] = []
-    points: list[CapacityInstance] = []
+    now, nxt, tot = 0.0, 0, _Totals()
     for _ in range(max_events):
-        if max_calls is not None and calls >= max_calls:
+        if max_calls is not None and tot.calls >= max_calls:
             break
         while nxt < len(pending) and pending[nxt].arrival_s <= now:
-            spec = pending[nxt]
-            system.append(_State(spec, float(spec.epochs)))
+            system.append(_State(pending[nxt], float(pending[nxt].epochs)))
             nxt += 1
         if not system and nxt == len(pending):
             break
         if system:
-            inst = CapacityInstance(
-                nodes,
-                tuple(
-                    Job(
-                        s.spec.name,
-                        s.spec.arrival_s,
-                        s.spec.due_s,
-                        s.spec.tardiness_weight_eur_per_s,
-                        s.remaining_epochs,
-                        s.spec.epoch_time_s,
-                        s.running,
-                    )
-                    for s in system
-                ),
-                now_s=now,
-                energy_price_eur_per_kwh=energy_price_eur_per_kwh,
-                pue=pue,
-                postponement_penalty=postponement_penalty,
-                work_conserving=work_conserving,
-                idle_horizon_s=idle_horizon_s,
-                restart_from_checkpoint=restart_from_checkpoint,
-                name=f"{method} point {calls} at t={now:.1f}s",
-                source="simulated: rescheduling point of energyopt.capacity.simulator",
+            inst = _point(
+                nodes, system, now, f"{label} point {tot.calls} at t={now:.1f}s", settings
             )
-            result = solve(inst, method, seed=seed + calls, time_limit=time_limit, **options)
+            result = decide(inst, seed=seed + tot.calls, time_limit=time_limit, **options)
             if not result.has_solution:
                 raise RuntimeError(
-                    f"{method} returned no schedule at t={now} s: "
+                    f"{label} returned no schedule at t={now} s: "
                     f"{result.termination.value} {result.message}"
                 )
-            if keep_points_every and calls % keep_points_every == 0:
-                points.append(inst)
-            calls += 1
-            opt_times.append(result.runtime_s)
-            for s, a in zip(system, result.solution.assignment):
-                if a != s.running and s.running is not None:
-                    # A move or a preemption restarts from the last epoch checkpoint.
-                    if restart_from_checkpoint:
-                        restart = float(math.ceil(s.remaining_epochs - EPOCH_TOL))
-                        lost += restart - s.remaining_epochs
-                        s.remaining_epochs = restart
-                    if a is None:
-                        preemptions += 1
-                    else:
-                        migrations += 1
-                s.running = a
-        # Next event: the next arrival or the first job to end.
-        ends = [
-            (now + s.remaining_epochs * _epoch_time(s, nodes), k)
-            for k, s in enumerate(system)
-            if s.running is not None
-        ]
-        t_next = pending[nxt].arrival_s if nxt < len(pending) else math.inf
-        if ends:
-            t_next = min(t_next, min(ends)[0])
-        elif system:  # jobs wait while nothing runs: reschedule after the idle horizon
-            t_next = min(t_next, now + idle_horizon_s)
-        dt = t_next - now
-        busy = [0] * len(nodes)
-        for s in system:
-            if s.running is not None:
-                busy[s.running[0]] += s.running[1]
-        energy += dt * price * sum(nd.power_w(u) for nd, u in zip(nodes, busy))
-        finished = []
-        for s in system:
-            if s.running is None:
-                continue
-            s.remaining_epochs -= dt / _epoch_time(s, nodes)
-            if s.remaining_epochs <= EPOCH_TOL * max(1.0, s.spec.epochs):
-                finished.append(s)
-        for s in finished:
-            if t_next > s.spec.due_s:
-                late += 1
-                tardiness += s.spec.tardiness_weight_eur_per_s * (t_next - s.spec.due_s)
-            system.remove(s)
+            if keep_points_every and tot.calls % keep_points_every == 0:
+                tot.points.append(inst)
+            tot.calls += 1
+            tot.opt_times.append(result.runtime_s)
+            _apply(system, result.solution.assignment, restart_from_checkpoint, tot)
+        t_next = _next_event(system, nodes, pending, nxt, now, idle_horizon_s)
+        _advance(system, nodes, now, t_next, price, tot)
         now = t_next
     else:
         raise RuntimeError(f"simulation did not end within {max_events} events")
     return SimulationReport(
-        method=method,
+        method=label,
         num_nodes=len(nodes),
         num_jobs=len(pending),
-        energy_cost_eur=energy,
-        tardiness_cost_eur=tardiness,
+        energy_cost_eur=tot.energy,
+        tardiness_cost_eur=tot.tardiness,
         makespan_s=now,
-        calls=calls,
-        optimizer_time_s=opt_times,
-        late_jobs=late,
-        preemptions=preemptions,
-        migrations=migrations,
-        lost_epochs=lost,
-        points=points,
+        calls=tot.calls,
+        optimizer_time_s=tot.opt_times,
+        late_jobs=tot.late,
+        preemptions=tot.preemptions,
+        migrations=tot.migrations,
+        lost_epochs=tot.lost,
+        points=tot.points,
         restart_from_checkpoint=restart_from_checkpoint,
     )
+
+
+def _policy_name(policy: Policy) -> str:
+    return str(getattr(policy, "name", "") or getattr(policy, "__name__", "") or "policy")
+
+
+def _point(
+    nodes: tuple[Node, ...], system: list[_State], now: float, name: str, settings: dict
+) -> CapacityInstance:
+    """The rescheduling point at ``now``: the jobs in the system and where they run."""
+    return CapacityInstance(
+        nodes,
+        tuple(
+            Job(
+                s.spec.name,
+                s.spec.arrival_s,
+                s.spec.due_s,
+                s.spec.tardiness_weight_eur_per_s,
+                s.remaining_epochs,
+                s.spec.epoch_time_s,
+                s.running,
+            )
+            for s in system
+        ),
+        now_s=now,
+        name=name,
+        source="simulated: rescheduling point of energyopt.capacity.simulator",
+        **settings,
+    )
+
+
+def _apply(system: list[_State], assignment: Sequence[Any], restart: bool, tot: _Totals) -> None:
+    """Apply a schedule: a moved or preempted job restarts from its last epoch checkpoint."""
+    for s, a in zip(system, assignment):
+        if a != s.running and s.running is not None:
+            if restart:
+                restart_at = float(math.ceil(s.remaining_epochs - EPOCH_TOL))
+                tot.lost += restart_at - s.remaining_epochs
+                s.remaining_epochs = restart_at
+            if a is None:
+                tot.preemptions += 1
+            else:
+                tot.migrations += 1
+        s.running = a
+
+
+def _next_event(
+    system: list[_State],
+    nodes: tuple[Node, ...],
+    pending: list[JobSpec],
+    nxt: int,
+    now: float,
+    idle_horizon_s: float,
+) -> float:
+    """The next arrival or the first job to end (after the idle horizon when all wait)."""
+    ends = [
+        (now + s.remaining_epochs * _epoch_time(s, nodes), k)
+        for k, s in enumerate(system)
+        if s.running is not None
+    ]
+    t_next = pending[nxt].arrival_s if nxt < len(pending) else math.inf
+    if ends:
+        t_next = min(t_next, min(ends)[0])
+    elif system:  # jobs wait while nothing runs: reschedule after the idle horizon
+        t_next = min(t_next, now + idle_horizon_s)
+    return t_next
+
+
+def _advance(
+    system: list[_State],
+    nodes: tuple[Node, ...],
+    now: float,
+    t_next: float,
+    price: float,
+    tot: _Totals,
+) -> None:
+    """Run the cluster from ``now`` to ``t_next``: energy, progress, completions."""
+    dt = t_next - now
+    busy = [0] * len(nodes)
+    for s in system:
+        if s.running is not None:
+            busy[s.running[0]] += s.running[1]
+    tot.energy += dt * price * sum(nd.power_w(u) for nd, u in zip(nodes, busy))
+    finished = []
+    for s in system:
+        if s.running is None:
+            continue
+        s.remaining_epochs -= dt / _epoch_time(s, nodes)
+        if s.remaining_epochs <= EPOCH_TOL * max(1.0, s.spec.epochs):
+            finished.append(s)
+    for s in finished:
+        if t_next > s.spec.due_s:
+            tot.late += 1
+            tot.tardiness += s.spec.tardiness_weight_eur_per_s * (t_next - s.spec.due_s)
+        system.remove(s)
 
 
 def _epoch_time(s: _State, nodes: tuple[Node, ...]) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from energyopt.core.highs import SolverOutcome
+from energyopt.core.outcome import SolverOutcome
 from energyopt.core.status import SolutionStatus, TerminationReason
 
 

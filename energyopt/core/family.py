@@ -54,6 +54,9 @@ class FamilyHooks:
         Names of the :mod:`energyopt.plot` functions that apply to this family's
         results besides the generic ones (gap distribution, performance profiles,
         heatmap).
+    simulate
+        ``simulate(method_or_policy, **scenario)``: the family's discrete-event
+        simulator (:func:`energyopt.core.simulation.simulate`); ``None`` without one.
     """
 
     name: str
@@ -67,6 +70,7 @@ class FamilyHooks:
     frontier_objective_at: Callable[[Any, Sequence[FrontierPoint], float], float] | None = None
     frontier_time_name: str = "time"
     plots: tuple[str, ...] = ()
+    simulate: Callable[..., Any] | None = None
 
     @property
     def objective_label(self) -> str:

@@ -25,11 +25,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from energyopt.core.highs import (
-    SolverOutcome,
     _status_from_pyomo,
     _termination_from_pyomo,
     solve_with_highs,
 )
+from energyopt.core.outcome import SolverOutcome
 from energyopt.core.status import SolutionStatus, TerminationReason
 
 DEFAULT_SOLVER = "highs"

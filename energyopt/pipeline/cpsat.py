@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from energyopt.core.cpsat import solve_with_cpsat
-from energyopt.core.highs import SolverOutcome
+from energyopt.core.outcome import SolverOutcome
 from energyopt.pipeline.bounds import time_windows
 from energyopt.pipeline.instance import PemInstance
 

@@ -22,8 +22,8 @@ import dataclasses
 import time
 from typing import Any
 
-from energyopt.core.highs import SolverOutcome
 from energyopt.core.milp_solvers import solve_milp as solve_pyomo_milp
+from energyopt.core.outcome import SolverOutcome
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.pipeline import milp as _milp
 from energyopt.pipeline.evaluator import DEADLINE_RTOL, evaluate

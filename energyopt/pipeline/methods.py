@@ -13,7 +13,8 @@ from dataclasses import replace
 from typing import Any
 
 from energyopt.core.gap import gap
-from energyopt.core.highs import SolverOutcome, highs_version
+from energyopt.core.highs import highs_version
+from energyopt.core.outcome import SolverOutcome
 from energyopt.core.registry import register, solve
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason

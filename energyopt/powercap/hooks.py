@@ -2,9 +2,36 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from energyopt.core.family import FamilyHooks
 from energyopt.core.scoring import Tolerance
 from energyopt.powercap.evaluator import evaluate
+
+
+def _simulate(
+    method: Any,
+    *,
+    trace: Any,
+    cluster: Any,
+    truth: Any,
+    eta: float | None = None,
+    models: Any = None,
+    time_limit: float | None = 10.0,
+    **options: Any,
+) -> Any:
+    """A method name runs as PowerFlow at every event with that method (needs ``eta``)."""
+    from energyopt.powercap.policies import PowerFlowPolicy
+    from energyopt.powercap.simulator import simulate
+
+    policy = method
+    if isinstance(method, str):
+        if eta is None:
+            raise ValueError(f"method {method!r}: give eta, the power-cap fraction (Eq. 19)")
+        models = truth if models is None else models
+        policy = PowerFlowPolicy(models, eta, method=method, time_limit=time_limit)
+    return simulate(trace, policy, cluster, truth, **options)
+
 
 HOOKS = FamilyHooks(
     name="powercap",
@@ -14,4 +41,5 @@ HOOKS = FamilyHooks(
     evaluate=evaluate,
     tolerance=Tolerance(rtol=1e-6, atol=1e-6, unit="s"),
     plots=("powerflow_eta",),
+    simulate=_simulate,
 )

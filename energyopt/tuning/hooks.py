@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from energyopt.core.family import FamilyHooks
 from energyopt.core.scoring import Tolerance
 from energyopt.tuning.evaluator import Evaluation, evaluate
@@ -14,6 +16,16 @@ def _evaluate(instance: TuningInstance, log: ReplayLog) -> Evaluation:
     return evaluate(instance, log.runs)
 
 
+def _simulate(method: Any, *, instance: TuningInstance, seed: int = 0, **options: Any) -> Any:
+    """A method name is :func:`energyopt.solve`; a policy is replayed and scored the same way."""
+    from energyopt.core.registry import solve
+    from energyopt.tuning.methods import replay_policy
+
+    if isinstance(method, str):
+        return solve(instance, method, seed=seed, **options)
+    return replay_policy(instance, method, seed=seed, **options)
+
+
 HOOKS = FamilyHooks(
     name="tuning",
     title="Recurring-job tuning (Zeus)",
@@ -23,4 +35,5 @@ HOOKS = FamilyHooks(
     # A realized cost may not fall below the proven floor (T * c_floor) at all.
     tolerance=Tolerance(rtol=1e-9, atol=0.0, unit="J"),
     plots=("zeus_regret",),
+    simulate=_simulate,
 )

@@ -120,6 +120,23 @@ def _run(inst: TuningInstance, policy: Any, rng_paths, rng_arr, interarrival_s) 
     return replay_concurrent(inst, policy, rng_paths, arrivals)
 
 
+def replay_policy(
+    instance: TuningInstance, policy: Any, *, seed: int = 0, interarrival_s: float | None = None
+) -> Result:
+    """Replay any policy (``next_config()``/``observe(...)``) as the registered methods do.
+
+    The trace's paths are drawn from the same seeded stream as the methods', so a
+    policy and a registered method with the same seed see the same paths.
+    """
+    rp, _, rarr = _rngs(seed)
+    name = str(getattr(policy, "name", "") or type(policy).__name__)
+    try:
+        log = _run(instance, policy, rp, rarr, interarrival_s)
+    except (ReplayError, RuntimeError, ValueError) as exc:
+        return _error(instance, name, exc)
+    return replay_result(instance, name, log)
+
+
 @register(FAMILY, "exact", exact=True, description="Exhaustive optimum over the trace (Eqs. 6-7)")
 def solve_exact(
     instance: TuningInstance, *, time_limit: float | None = None, seed: int | None = None
