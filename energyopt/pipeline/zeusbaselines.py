@@ -37,16 +37,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from energyopt.core.registry import register
 from energyopt.core.result import Result
 from energyopt.core.status import TerminationReason
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.methods import pem_result
 from energyopt.pipeline.options import OptionTable
 from energyopt.pipeline.paretoset import best_at, frontier_points
+from energyopt.pipeline.results import pem_result
 from energyopt.pipeline.schedules import FORWARD
 
-FAMILY = "pipeline"
 #: Which option of a table a knob value selects.
 Selector = Callable[[OptionTable, float], int]
 
@@ -168,9 +166,20 @@ def zeus_per_stage_plans(instance: PemInstance) -> list[tuple[int, ...]]:
     return per_stage_plans(instance, clock_values(instance), option_at_clock)
 
 
-def _sweep_result(
+def zeus_global_power_plans(instance: PemInstance) -> list[tuple[int, ...]]:
+    """ZeusGlobal on (emulated) power limits: one plan per limit."""
+    return global_plans(instance, power_limit_values(instance), option_under_power_limit)
+
+
+def zeus_per_stage_power_plans(instance: PemInstance) -> list[tuple[int, ...]]:
+    """ZeusPerStage on (emulated) power limits: one plan per target forward time."""
+    return per_stage_plans(instance, power_limit_values(instance), option_under_power_limit)
+
+
+def sweep_result(
     instance: PemInstance, method: str, plans: list[tuple[int, ...]], note: str = ""
 ) -> Result:
+    """Frontier of the sweep's plans and the best one at the deadline, as a scored result."""
     tick = time.perf_counter()
     points = frontier_points(instance, np.asarray(plans))
     pick = best_at(instance, points, instance.deadline_s)
@@ -196,58 +205,5 @@ def _sweep_result(
     return dataclasses.replace(res, frontier=points, runtime_s=time.perf_counter() - tick)
 
 
-_EMULATED = "power limits emulated from clock-locked measurements (fastest option under the limit)"
-
-
-@register(
-    FAMILY, "zeus-global", exact=False, frontier=True, description="ZeusGlobal: one clock swept"
-)
-def solve_zeus_global(
-    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
-) -> Result:
-    """ZeusGlobal (Perseus 6.4) on SM clocks: one clock for all computations, swept."""
-    return _sweep_result(instance, "zeus-global", zeus_global_plans(instance))
-
-
-@register(
-    FAMILY,
-    "zeus-per-stage",
-    exact=False,
-    frontier=True,
-    description="ZeusPerStage: per-stage clocks balancing forward time, swept",
-)
-def solve_zeus_per_stage(
-    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
-) -> Result:
-    """ZeusPerStage (Perseus 6.4) on SM clocks: per-stage clocks balancing forward time."""
-    return _sweep_result(instance, "zeus-per-stage", zeus_per_stage_plans(instance))
-
-
-@register(
-    FAMILY,
-    "zeus-global-power",
-    exact=False,
-    frontier=True,
-    description="ZeusGlobal as printed: one power limit swept (emulated from clock tables)",
-)
-def solve_zeus_global_power(
-    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
-) -> Result:
-    """ZeusGlobal as Perseus 6.4 prints it: one power limit for all stages, swept (emulated)."""
-    plans = global_plans(instance, power_limit_values(instance), option_under_power_limit)
-    return _sweep_result(instance, "zeus-global-power", plans, _EMULATED)
-
-
-@register(
-    FAMILY,
-    "zeus-per-stage-power",
-    exact=False,
-    frontier=True,
-    description="ZeusPerStage as printed: per-stage power limits balancing forward time (emulated)",
-)
-def solve_zeus_per_stage_power(
-    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
-) -> Result:
-    """ZeusPerStage as Perseus 6.4 prints it: per-stage power limits (emulated), swept."""
-    plans = per_stage_plans(instance, power_limit_values(instance), option_under_power_limit)
-    return _sweep_result(instance, "zeus-per-stage-power", plans, _EMULATED)
+#: What the power-limit variants say in their result message.
+EMULATED = "power limits emulated from clock-locked measurements (fastest option under the limit)"
