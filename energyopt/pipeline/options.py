@@ -46,6 +46,8 @@ class OptionTable:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], where: str = "table") -> OptionTable:
+        data = V.mapping(where, data)
+        V.fields(data, where, required=("sm_clock_mhz", "time_s", "energy_j"))
         def col(name: str, conv: Any) -> tuple:
             if name not in data:
                 raise InstanceError(f"{where}: missing field {name!r}")
