@@ -408,7 +408,7 @@ class CapacityInstance(InstanceBase):
             _job_from_json(i, raw)
             for i, raw in enumerate(V.sequence("jobs", V.required(data, "jobs"), nonempty=True))
         ]
-        V.fields(data, "capacity instance", required=("family", "nodes", "jobs"), optional=_OPTIONAL)
+        V.fields(data, "capacity instance", required=_REQUIRED, optional=_OPTIONAL)
         return cls(
             tuple(nodes),
             tuple(jobs),
@@ -448,6 +448,7 @@ def _finite(field: str, value: Any) -> float:
     return V.number(field, value)
 
 
+_REQUIRED = ("family", "nodes", "jobs")
 _OPTIONAL = (
     "version",
     "name",

@@ -98,7 +98,8 @@ def number(
 def _is_bool(value: Any) -> bool:
     """A Python or numpy boolean (``numpy.bool_`` is no ``bool`` subclass)."""
     kind = type(value)
-    return isinstance(value, bool) or (kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_"))
+    numpy_bool = kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_")
+    return isinstance(value, bool) or numpy_bool
 
 
 def nonneg(field: str, value: Any) -> float:

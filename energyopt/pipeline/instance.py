@@ -318,7 +318,8 @@ class PemInstance(InstanceBase):
             M = V.integer("num_microbatches", _required(data, "num_microbatches"), minimum=1)
             for key in ("computations", "edges"):
                 if key in data:
-                    raise V.fail(key, "...", f"only an explicit DAG lists it (schedule = {schedule!r})")
+                    why = f"only an explicit DAG lists it (schedule = {schedule!r})"
+                    raise V.fail(key, "...", why)
             return cls.from_schedule(schedule, num_stages, M, **common)
         comps_raw = V.sequence(
             "computations", _required(data, "computations"), max_length=MAX_COMPUTATIONS

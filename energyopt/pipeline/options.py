@@ -48,6 +48,7 @@ class OptionTable:
     def from_dict(cls, data: dict[str, Any], where: str = "table") -> OptionTable:
         data = V.mapping(where, data)
         V.fields(data, where, required=("sm_clock_mhz", "time_s", "energy_j"))
+
         def col(name: str, conv: Any) -> tuple:
             if name not in data:
                 raise InstanceError(f"{where}: missing field {name!r}")

@@ -87,7 +87,8 @@ class TuningInstance(InstanceBase):
             "batch_sizes",
             tuple(V.integer("batch_sizes", b, minimum=1) for b in self.batch_sizes),
         )
-        set_(self, "power_limits_w", tuple(V.positive("power_limits_w", p) for p in self.power_limits_w))
+        powers = tuple(V.positive("power_limits_w", p) for p in self.power_limits_w)
+        set_(self, "power_limits_w", powers)
         nb, npl = len(self.batch_sizes), len(self.power_limits_w)
         check(nb > 0, "batch_sizes", self.batch_sizes, "must not be empty")
         check(npl > 0, "power_limits_w", self.power_limits_w, "must not be empty")
@@ -246,6 +247,11 @@ _REQUIRED = (
 _OPTIONAL = ("version", "eta", "beta", "recurrences", "max_epochs", "max_power_w", "source")
 
 
+def _row_name(field: str, i: int, batch_sizes: list[int]) -> str:
+    """``field[b=64]`` for the row of batch size 64 (``field[i]`` past the last one)."""
+    return f"{field}[b={batch_sizes[i]}]" if i < len(batch_sizes) else f"{field}[{i}]"
+
+
 def _max_power(data: dict[str, Any]) -> float:
     """MAXPOWER; absent means the largest power limit (0 is the Python API's sentinel)."""
     if "max_power_w" not in data:
@@ -258,7 +264,7 @@ def _grid_from_json(field: str, raw: Any, batch_sizes: list[int]) -> tuple[tuple
     rows = V.sequence(field, raw)
     out = []
     for i, row in enumerate(rows):
-        where = f"{field}[{i}]" if i >= len(batch_sizes) else f"{field}[b={batch_sizes[i]}]"
+        where = _row_name(field, i, batch_sizes)
         vals = V.sequence(where, row)
         out.append(tuple(V.number(f"{where}[{j}]", v) for j, v in enumerate(vals)))
     return tuple(out)
@@ -268,7 +274,7 @@ def _paths_from_json(raw: Any, batch_sizes: list[int]) -> tuple[tuple[int | None
     """``target_epochs``: per batch size, integer epochs or ``null`` (never reached)."""
     out = []
     for i, row in enumerate(V.sequence("target_epochs", raw)):
-        where = f"target_epochs[{i}]" if i >= len(batch_sizes) else f"target_epochs[b={batch_sizes[i]}]"
+        where = _row_name("target_epochs", i, batch_sizes)
         out.append(
             tuple(
                 None if e is None else V.integer(f"{where}[{k}]", e, minimum=1)
