@@ -308,7 +308,9 @@ class PemInstance(InstanceBase):
         deadline = data.get("deadline_s")
         common = dict(
             tables=tables,
-            p_blocking_w=V.nonneg("p_blocking_w", _required(data, "p_blocking_w")),
+            p_blocking_w=V.number(
+                "p_blocking_w", _required(data, "p_blocking_w"), minimum=0.0, maximum=MAX_POWER_W
+            ),
             deadline_s=None if deadline is None else V.positive("deadline_s", deadline),
             name=V.string("name", data.get("name", ""), nonempty=False),
             source=V.string("source", data.get("source", ""), nonempty=False),
@@ -405,6 +407,9 @@ def _check_stages_ordered(
             )
         last[stage] = v
 
+
+#: The most blocking power read from data (W): one GPU waiting draws well under 1 kW.
+MAX_POWER_W = 10_000.0
 
 _OPTIONAL = (
     "version",
