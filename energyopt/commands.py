@@ -49,6 +49,9 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("methods", help="list the registered methods of a family")
     p.add_argument("family", nargs="?", default=None)
+    p.add_argument(
+        "--json", action="store_true", help="one JSON list: kind, frontier, options and defaults"
+    )
     p.set_defaults(func=_methods)
 
     p = sub.add_parser(
@@ -121,11 +124,40 @@ def _with_solver(
 def _methods(args: argparse.Namespace) -> int:
     from energyopt.core.registry import FAMILY_MODULES
 
-    for family in [args.family] if args.family else sorted(FAMILY_MODULES):
-        for name, m in sorted(methods(family).items()):
-            kind = "exact" if m.exact else "heuristic"
-            print(f"{family:10s} {name:22s} {kind:9s} {m.description}")
+    families = [args.family] if args.family else sorted(FAMILY_MODULES)
+    if args.family is not None and args.family not in FAMILY_MODULES:
+        raise ValueError(f"family {args.family!r}: not one of {', '.join(sorted(FAMILY_MODULES))}")
+    rows = [method_info(m) for f in families for _, m in sorted(methods(f).items())]
+    if args.json:
+        print(json.dumps(rows, indent=1, default=repr))
+        return 0
+    print(f"{'family':10s} {'method':22s} {'kind':9s} description; options (default)")
+    for r in rows:
+        opts = ", ".join(f"{k}={v!r}" for k, v in r["options"].items())
+        print(f"{r['family']:10s} {r['method']:22s} {r['kind']:9s} {r['description']}")
+        if opts:
+            print(f"{'':43s} options: {opts}")
     return 0
+
+
+def method_info(m: Any) -> dict[str, Any]:
+    """A registered method as a plain dict: kind, frontier flag, options with defaults."""
+    import inspect
+
+    params = inspect.signature(m.function).parameters
+    options = {
+        k: (None if p.default is inspect.Parameter.empty else p.default)
+        for k, p in params.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and k not in ("time_limit", "seed")
+    }
+    return {
+        "family": m.family,
+        "method": m.name,
+        "kind": "exact" if m.exact else "heuristic",
+        "frontier": m.frontier,
+        "description": m.description,
+        "options": options,
+    }
 
 
 def _demo(args: argparse.Namespace) -> int:

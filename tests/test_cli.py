@@ -49,3 +49,16 @@ def test_help_imports_no_solver_stack():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_methods_json_lists_kinds_and_option_defaults(capsys):
+    import json
+
+    from energyopt.cli import main
+
+    assert main(["methods", "pipeline", "--json"]) == 0
+    rows = {r["method"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["highs"]["kind"] == "exact" and rows["perseus"]["frontier"] is True
+    assert rows["highs"]["options"]["formulation"] == "incremental"
+    assert "time_limit" not in rows["highs"]["options"]
+    assert main(["methods", "nope"]) == 2

@@ -6,11 +6,7 @@ exact ``highs``, ``cpsat``, ``bruteforce``, ``exact-frontier``; heuristics
 ``envpipe-greedy``, ``zeus-global``, ``zeus-per-stage``.
 """
 
-from energyopt.pipeline import envpipe as _envpipe  # noqa: F401  (registers methods)
-from energyopt.pipeline import frontier as _frontier  # noqa: F401  (registers methods)
-from energyopt.pipeline import methods as _methods  # noqa: F401  (registers methods)
-from energyopt.pipeline import perseus as _perseus  # noqa: F401  (registers methods)
-from energyopt.pipeline import zeusbaselines as _zeus  # noqa: F401  (registers methods)
+from energyopt.pipeline import methods as _methods  # noqa: F401  (registers every method)
 from energyopt.pipeline.crawl import CrawlTrace
 from energyopt.pipeline.envpipe import envpipe_plan
 from energyopt.pipeline.evaluator import PemEvaluation, PemSolution, evaluate, fastest_choice

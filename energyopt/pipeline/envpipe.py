@@ -25,15 +25,13 @@ import time
 
 import numpy as np
 
-from energyopt.core.registry import register
 from energyopt.core.result import Result
 from energyopt.core.status import TerminationReason
 from energyopt.pipeline.dag import CompactDag
 from energyopt.pipeline.evaluator import evaluate
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.methods import pem_result
+from energyopt.pipeline.results import pem_result
 
-FAMILY = "pipeline"
 POLICIES = ("balanced", "greedy")
 
 
@@ -118,7 +116,7 @@ def envpipe_plan(instance: PemInstance, policy: str = "balanced") -> tuple[tuple
     }
 
 
-def _envpipe_result(instance: PemInstance, policy: str, method: str) -> Result:
+def envpipe_result(instance: PemInstance, policy: str, method: str) -> Result:
     tick = time.perf_counter()
     choice, stats = envpipe_plan(instance, policy)
     ev = evaluate(instance, choice)
@@ -139,25 +137,3 @@ def _envpipe_result(instance: PemInstance, policy: str, method: str) -> Result:
     import dataclasses
 
     return dataclasses.replace(res, runtime_s=time.perf_counter() - tick)
-
-
-@register(FAMILY, "envpipe", exact=False, description="EnvPipe envelope planner, balanced")
-def solve_envpipe(
-    instance: PemInstance,
-    *,
-    time_limit: float | None = None,
-    seed: int | None = None,
-    policy: str = "balanced",
-) -> Result:
-    """EnvPipe (EnvPipe 4.4): envelope at max clock, the rest at the energy valley, repaired."""
-    return _envpipe_result(
-        instance, policy, "envpipe" if policy == "balanced" else "envpipe-greedy"
-    )
-
-
-@register(FAMILY, "envpipe-greedy", exact=False, description="EnvPipe envelope planner, greedy")
-def solve_envpipe_greedy(
-    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
-) -> Result:
-    """EnvPipe with the greedy reconfiguration policy."""
-    return _envpipe_result(instance, "greedy", "envpipe-greedy")

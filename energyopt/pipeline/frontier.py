@@ -15,9 +15,9 @@ time limit cuts a solve short).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
-from energyopt.core.registry import register, solve
 from energyopt.core.result import FrontierPoint, Result
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.pipeline.evaluator import (
@@ -31,16 +31,15 @@ from energyopt.pipeline.instance import PemInstance
 FAMILY = "pipeline"
 
 
-@register(
-    FAMILY,
-    "exact-frontier",
-    exact=True,
-    frontier=True,
-    description="Exact frontier: epsilon-constraint over deadlines",
-)
+#: ``solve_point(instance, solver, time_limit=..., seed=..., **options) -> Result``: one
+#: exact solve at the instance's deadline (the registry's ``solve`` in the method).
+PointSolver = Callable[..., Result]
+
+
 def exact_frontier(
     instance: PemInstance,
     *,
+    solve_point: PointSolver,
     time_limit: float | None = None,
     seed: int | None = None,
     solver: str = "highs",
@@ -52,6 +51,8 @@ def exact_frontier(
 
     Parameters
     ----------
+    solve_point
+        Solves the instance at one deadline with the exact method ``solver``.
     solver
         Exact method used for each point (``"highs"`` or ``"cpsat"``).
     step_s
@@ -86,7 +87,7 @@ def exact_frontier(
         if left is not None and left <= 0:
             termination, message = TerminationReason.TIME_LIMIT, "time limit reached mid-frontier"
             break
-        res = solve(
+        res = solve_point(
             instance.with_deadline(deadline), solver, time_limit=left, seed=seed, **solver_options
         )
         if not res.has_solution:

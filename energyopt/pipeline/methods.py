@@ -1,4 +1,10 @@
-"""PEM methods in the registry, each scored by :func:`energyopt.pipeline.evaluator.evaluate`."""
+"""Every PEM method in the registry, each scored by :func:`energyopt.pipeline.evaluator.evaluate`.
+
+This is the one module of the family that registers methods; the algorithm
+modules (:mod:`~energyopt.pipeline.perseus`, :mod:`~energyopt.pipeline.envpipe`,
+:mod:`~energyopt.pipeline.zeusbaselines`, :mod:`~energyopt.pipeline.frontier`) know
+nothing of the registry.
+"""
 
 from __future__ import annotations
 
@@ -8,55 +14,21 @@ from typing import Any
 
 from energyopt.core.gap import gap
 from energyopt.core.highs import SolverOutcome, highs_version
-from energyopt.core.registry import register
+from energyopt.core.registry import register, solve
 from energyopt.core.result import Result
-from energyopt.core.scoring import Scored, Tolerance, scored_result
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.pipeline import bruteforce as _bf
 from energyopt.pipeline import cpsat as _cpsat
 from energyopt.pipeline import exact as _exact
+from energyopt.pipeline import frontier as _frontier
+from energyopt.pipeline.envpipe import envpipe_result
 from energyopt.pipeline.evaluator import PemSolution, evaluate
 from energyopt.pipeline.instance import PemInstance
+from energyopt.pipeline.perseus import perseus_frontier
+from energyopt.pipeline.results import FAMILY, TOLERANCE, pem_result
+from energyopt.pipeline.zeusbaselines import sweep_result, zeus_global_plans, zeus_per_stage_plans
 
-FAMILY = "pipeline"
-#: How far a solver's objective (or a bound) may stray from the evaluator's.
-TOLERANCE = Tolerance(rtol=1e-6, atol=1e-6, unit="J")
-
-
-def pem_result(
-    instance: PemInstance,
-    method: str,
-    choice: tuple[int, ...] | None,
-    *,
-    termination: TerminationReason,
-    **details: Any,
-) -> Result:
-    """Score ``choice`` with the evaluator and package it as a checked :class:`Result`.
-
-    A solver objective that disagrees with the evaluator, or a solution the
-    evaluator rejects, raises :class:`EvaluationMismatchError`: both are bugs.
-
-    ``details`` are :func:`energyopt.core.scoring.scored_result`'s keywords
-    (``proven_optimal``, ``bound``, ``solver_objective``, ``solver``,
-    ``solver_version``, ``message``, ``extra``).
-    """
-    scored = None
-    if choice is not None:
-        ev = evaluate(instance, PemSolution(choice))
-        scored = Scored(
-            ev.energy_j, ev.feasible, ev.violations, {"iteration_time_s": ev.iteration_time_s}
-        )
-    return scored_result(
-        family=FAMILY,
-        instance_id=instance.instance_id,
-        method=method,
-        solution=None if choice is None else PemSolution(choice),
-        scored=scored,
-        termination=termination,
-        tolerance=TOLERANCE,
-        **details,
-        positive_objective=True,
-    )
+__all__ = ["FAMILY", "TOLERANCE", "pem_result"]  # re-exported: older code imports them here
 
 
 def _outcome_result(
@@ -337,3 +309,150 @@ def solve_bruteforce(
         bound=energy,
         solver_objective=energy,
     )
+
+
+@register(
+    FAMILY,
+    "exact-frontier",
+    exact=True,
+    frontier=True,
+    description="Exact frontier: epsilon-constraint over deadlines",
+)
+def solve_exact_frontier(
+    instance: PemInstance,
+    *,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    solver: str = "highs",
+    step_s: float | None = None,
+    max_points: int = 500,
+    **solver_options: Any,
+) -> Result:
+    """Exact frontier by epsilon-constraint (:func:`energyopt.pipeline.frontier.exact_frontier`)."""
+    return _frontier.exact_frontier(
+        instance,
+        solve_point=solve,
+        time_limit=time_limit,
+        seed=seed,
+        solver=solver,
+        step_s=step_s,
+        max_points=max_points,
+        **solver_options,
+    )
+
+
+@register(
+    FAMILY,
+    "perseus",
+    exact=False,
+    frontier=True,
+    description="Perseus frontier crawl (min-cut, Algs. 1-3), convex-hull cost model",
+)
+def solve_perseus(
+    instance: PemInstance,
+    *,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    tau_s: float = 1e-3,
+    cost_model: str = "hull",
+    max_steps: int | None = None,
+    progress: bool | None = None,
+    verify: bool = True,
+    rounding: str = "down",
+    certify: bool = False,
+    polish: int = 0,
+) -> Result:
+    """Perseus frontier crawl; objective = least energy at the deadline (Eq. 2 lookup)."""
+    return perseus_frontier(
+        instance,
+        method="perseus",
+        tau_s=tau_s,
+        cost_model=cost_model,
+        time_limit=time_limit,
+        max_steps=max_steps,
+        progress=progress,
+        verify=verify,
+        rounding=rounding,
+        certify=certify,
+        polish=polish,
+    )
+
+
+@register(
+    FAMILY,
+    "perseus-exponential",
+    exact=False,
+    frontier=True,
+    description="Perseus frontier crawl with the paper's exponential fit a*exp(b*t)+c",
+)
+def solve_perseus_exponential(
+    instance: PemInstance,
+    *,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    tau_s: float = 1e-3,
+    max_steps: int | None = None,
+    progress: bool | None = None,
+    verify: bool = True,
+    rounding: str = "down",
+    certify: bool = False,
+    polish: int = 0,
+) -> Result:
+    """Perseus crawl with the exponential cost model of Appendix D."""
+    return perseus_frontier(
+        instance,
+        method="perseus-exponential",
+        tau_s=tau_s,
+        cost_model="exponential",
+        time_limit=time_limit,
+        max_steps=max_steps,
+        progress=progress,
+        verify=verify,
+        rounding=rounding,
+        certify=certify,
+        polish=polish,
+    )
+
+
+@register(
+    FAMILY, "zeus-global", exact=False, frontier=True, description="ZeusGlobal: one clock swept"
+)
+def solve_zeus_global(
+    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
+    """ZeusGlobal (Perseus 6.4): one clock for all computations, swept over all clocks."""
+    return sweep_result(instance, "zeus-global", zeus_global_plans(instance))
+
+
+@register(
+    FAMILY,
+    "zeus-per-stage",
+    exact=False,
+    frontier=True,
+    description="ZeusPerStage: per-stage clocks balancing forward time, swept",
+)
+def solve_zeus_per_stage(
+    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
+    """ZeusPerStage (Perseus 6.4): per-stage clocks that balance forward time, swept."""
+    return sweep_result(instance, "zeus-per-stage", zeus_per_stage_plans(instance))
+
+
+@register(FAMILY, "envpipe", exact=False, description="EnvPipe envelope planner, balanced")
+def solve_envpipe(
+    instance: PemInstance,
+    *,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    policy: str = "balanced",
+) -> Result:
+    """EnvPipe (EnvPipe 4.4): envelope at max clock, the rest at the energy valley, repaired."""
+    return envpipe_result(instance, policy, "envpipe" if policy == "balanced" else "envpipe-greedy")
+
+
+@register(FAMILY, "envpipe-greedy", exact=False, description="EnvPipe envelope planner, greedy")
+def solve_envpipe_greedy(
+    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
+    """EnvPipe with the greedy reconfiguration policy."""
+    return envpipe_result(instance, "greedy", "envpipe-greedy")

@@ -13,17 +13,14 @@ import time
 
 import numpy as np
 
-from energyopt.core.registry import register
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.pipeline.crawl import crawl
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.methods import pem_result
 from energyopt.pipeline.paretoset import best_at, energy_pareto, frontier_points
 from energyopt.pipeline.relaxation import HullRelaxation, bound_curve, certify_frontier
+from energyopt.pipeline.results import pem_result
 from energyopt.pipeline.rounding import OptionArrays, rounded_plan
-
-FAMILY = "pipeline"
 
 
 def perseus_frontier(
@@ -204,77 +201,4 @@ def _certified(instance: PemInstance, res: Result, time_limit: float | None, tic
         bound=bound,
         runtime_s=time.perf_counter() - tick,
         extra={**res.extra, **stats},
-    )
-
-
-@register(
-    FAMILY,
-    "perseus",
-    exact=False,
-    frontier=True,
-    description="Perseus frontier crawl (min-cut, Algs. 1-3), convex-hull cost model",
-)
-def solve_perseus(
-    instance: PemInstance,
-    *,
-    time_limit: float | None = None,
-    seed: int | None = None,
-    tau_s: float = 1e-3,
-    cost_model: str = "hull",
-    max_steps: int | None = None,
-    progress: bool | None = None,
-    verify: bool = True,
-    rounding: str = "down",
-    certify: bool = False,
-    polish: int = 0,
-) -> Result:
-    """Perseus frontier crawl; objective = least energy at the deadline (Eq. 2 lookup)."""
-    return perseus_frontier(
-        instance,
-        method="perseus",
-        tau_s=tau_s,
-        cost_model=cost_model,
-        time_limit=time_limit,
-        max_steps=max_steps,
-        progress=progress,
-        verify=verify,
-        rounding=rounding,
-        certify=certify,
-        polish=polish,
-    )
-
-
-@register(
-    FAMILY,
-    "perseus-exponential",
-    exact=False,
-    frontier=True,
-    description="Perseus frontier crawl with the paper's exponential fit a*exp(b*t)+c",
-)
-def solve_perseus_exponential(
-    instance: PemInstance,
-    *,
-    time_limit: float | None = None,
-    seed: int | None = None,
-    tau_s: float = 1e-3,
-    max_steps: int | None = None,
-    progress: bool | None = None,
-    verify: bool = True,
-    rounding: str = "down",
-    certify: bool = False,
-    polish: int = 0,
-) -> Result:
-    """Perseus crawl with the exponential cost model of Appendix D."""
-    return perseus_frontier(
-        instance,
-        method="perseus-exponential",
-        tau_s=tau_s,
-        cost_model="exponential",
-        time_limit=time_limit,
-        max_steps=max_steps,
-        progress=progress,
-        verify=verify,
-        rounding=rounding,
-        certify=certify,
-        polish=polish,
     )

@@ -26,16 +26,13 @@ import time
 
 import numpy as np
 
-from energyopt.core.registry import register
 from energyopt.core.result import Result
 from energyopt.core.status import TerminationReason
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.methods import pem_result
 from energyopt.pipeline.options import OptionTable
 from energyopt.pipeline.paretoset import best_at, frontier_points
+from energyopt.pipeline.results import pem_result
 from energyopt.pipeline.schedules import FORWARD
-
-FAMILY = "pipeline"
 
 
 def option_at_clock(table: OptionTable, clock_mhz: int) -> int:
@@ -101,7 +98,7 @@ def zeus_per_stage_plans(instance: PemInstance) -> list[tuple[int, ...]]:
     return plans
 
 
-def _sweep_result(instance: PemInstance, method: str, plans: list[tuple[int, ...]]) -> Result:
+def sweep_result(instance: PemInstance, method: str, plans: list[tuple[int, ...]]) -> Result:
     tick = time.perf_counter()
     points = frontier_points(instance, np.asarray(plans))
     pick = best_at(instance, points, instance.deadline_s)
@@ -124,27 +121,3 @@ def _sweep_result(instance: PemInstance, method: str, plans: list[tuple[int, ...
             extra=extra,
         )
     return dataclasses.replace(res, frontier=points, runtime_s=time.perf_counter() - tick)
-
-
-@register(
-    FAMILY, "zeus-global", exact=False, frontier=True, description="ZeusGlobal: one clock swept"
-)
-def solve_zeus_global(
-    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
-) -> Result:
-    """ZeusGlobal (Perseus 6.4): one clock for all computations, swept over all clocks."""
-    return _sweep_result(instance, "zeus-global", zeus_global_plans(instance))
-
-
-@register(
-    FAMILY,
-    "zeus-per-stage",
-    exact=False,
-    frontier=True,
-    description="ZeusPerStage: per-stage clocks balancing forward time, swept",
-)
-def solve_zeus_per_stage(
-    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
-) -> Result:
-    """ZeusPerStage (Perseus 6.4): per-stage clocks that balance forward time, swept."""
-    return _sweep_result(instance, "zeus-per-stage", zeus_per_stage_plans(instance))
