@@ -184,6 +184,51 @@ def required(data: dict, key: str, where: str = "") -> Any:
     return data[key]
 
 
+def csv_cell(value: Any) -> Any:
+    """A CSV cell as a Python value for the readers above.
+
+    Text that reads as a number becomes one (``"1410"`` -> 1410.0, ``"inf"`` -> inf, which
+    :func:`number` then refuses); a numpy scalar becomes its Python value
+    (``numpy.True_`` -> ``True``, which is no number).
+    """
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return value
+    try:
+        return value.item()  # numpy scalar -> Python scalar
+    except (AttributeError, ValueError):
+        return value
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """``text`` (a library's error message) on one line, cut to ``limit`` characters."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def columns(where: str, found: Sequence[Any], expected: Sequence[str]) -> None:
+    """Reject a table missing any of ``expected`` columns, naming a few of those found.
+
+    A file that is not a table at all (one enormous line read as a header of thousands
+    of "columns") must give a short message, so at most five are shown, each shortened.
+    """
+    missing = [c for c in expected if c not in found]
+    if not missing:
+        return
+    raise InstanceError(
+        f"{where}: missing column(s) {', '.join(missing)} "
+        f"(expected {','.join(expected)}; found {first_few(found)})"
+    )
+
+
+def first_few(names: Sequence[Any], count: int = 5) -> str:
+    """The first ``count`` of ``names``, each shortened, and how many more there are."""
+    head = ", ".join(shown(str(c))[:30] for c in list(names)[:count]) or "none"
+    return head + (f" and {len(names) - count} more" if len(names) > count else "")
+
+
 def fields(
     data: dict, where: str, *, required: Iterable[str], optional: Iterable[str] = ()
 ) -> None:
