@@ -106,8 +106,13 @@ def _load(source: str | Path, expected: type[InstanceBase] | None) -> InstanceBa
 
 
 def _read_source(source: str | Path) -> tuple[str, str]:
-    """``(where, text)``: a path is read (even one whose name starts with ``{``), else text."""
-    if isinstance(source, str) and source.lstrip().startswith(("{", "[")):
+    """``(where, text)``: a path is read (even one whose name starts with ``{``), else text.
+
+    A string is JSON text only when it looks like a whole JSON document (``{...}`` or
+    ``[...]``) and names no file: ``'{weird}.json'`` is a file name, even a missing one.
+    """
+    stripped = source.strip() if isinstance(source, str) else ""
+    if stripped[:1] + stripped[-1:] in ("{}", "[]"):
         try:
             is_file = Path(source).is_file()
         except (OSError, ValueError):

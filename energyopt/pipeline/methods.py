@@ -17,6 +17,7 @@ from energyopt.core.highs import SolverOutcome, highs_version
 from energyopt.core.registry import register, solve
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
+from energyopt.core.timelimit import remaining_time
 from energyopt.pipeline import bruteforce as _bf
 from energyopt.pipeline import cpsat as _cpsat
 from energyopt.pipeline import exact as _exact
@@ -72,10 +73,6 @@ def _no_plan(instance: PemInstance, method: str) -> Result:
         termination=TerminationReason.INFEASIBLE,
         message="no plan meets the deadline (even with every computation at its fastest)",
     )
-
-
-def _remaining(deadline: float | None, tick: float) -> float | None:
-    return None if deadline is None else max(0.05, deadline - (time.perf_counter() - tick))
 
 
 @register(FAMILY, "highs", exact=True, description="PEM MILP (Pyomo) solved by HiGHS")
@@ -246,7 +243,7 @@ def solve_cpsat(
         outcome, choice, bound = _cpsat.solve_cpsat(
             work,
             T,
-            time_limit=_remaining(time_limit, tick),
+            time_limit=remaining_time(time_limit, tick),
             seed=seed,
             resolution_s=resolution,
             energy_unit_j=energy_unit_j,

@@ -2,47 +2,46 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pandas as pd
 
 from energyopt.core.instance import InstanceError
-from energyopt.core.validate import integer, shown
-from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.options import OptionTable
+from energyopt.core.validate import (
+    columns,
+    csv_cell,
+    fail,
+    integer,
+    number,
+    one_line,
+    shown,
+    string,
+)
+from energyopt.pipeline.instance import MAX_POWER_W, PemInstance
+from energyopt.pipeline.options import MAX_CLOCK_MHZ, MAX_ENERGY_J, MAX_TIME_S, OptionTable
 from energyopt.pipeline.schedules import BACKWARD, FORWARD, stage_table
 
 PERSEUS_COLUMNS = ("stage", "instruction", "frequency", "time", "energy")
 #: P2P blocking power of the GPUs the Perseus authors published profiles for (W), from
 #: their evaluation code; ``instance_from_perseus_profile(..., gpu=...)`` reads them.
-P_BLOCKING_W = {"a100": 83.64, "a100-sxm": 83.64, "a40": 70.38}
-
-
-def _cell(value: object) -> object:
-    """A CSV cell as a number when it reads as one (``"1410"`` -> 1410, ``"inf"`` -> inf)."""
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            return value
-    try:
-        return value.item()  # numpy scalar -> Python number
-    except AttributeError:
-        return value
+P_BLOCKING_W = {"a100": 83.64, "a100-sxm": 83.64, "a100-sxm4": 83.64, "a40": 70.38}
 
 
 def blocking_power(gpu: str | None, p_blocking_w: float | None) -> float:
-    """``p_blocking_w`` when given, else the preset of ``gpu`` (:data:`P_BLOCKING_W`)."""
+    """``p_blocking_w`` when given, else the preset of ``gpu`` (:data:`P_BLOCKING_W`).
+
+    GPU names are read case-insensitively with ``_`` as ``-`` (``"A100_SXM"`` is
+    ``"a100-sxm"``).
+    """
     if p_blocking_w is not None:
-        return p_blocking_w
+        return number("p_blocking_w", p_blocking_w, minimum=0.0, maximum=MAX_POWER_W)
     if gpu is None:
         raise InstanceError("p_blocking_w: give it, or a gpu with a preset (a100, a40)")
-    key = gpu.strip().lower()
+    key = string("gpu", gpu).strip().lower().replace("_", "-")
     if key not in P_BLOCKING_W:
         raise InstanceError(
-            f"gpu = {gpu!r}: no blocking-power preset; known: {', '.join(sorted(P_BLOCKING_W))} "
-            "(or give p_blocking_w)"
+            f"gpu = {shown(gpu)}: no blocking-power preset; known: "
+            f"{', '.join(sorted(P_BLOCKING_W))} (or give p_blocking_w)"
         )
     return P_BLOCKING_W[key]
 
@@ -59,54 +58,20 @@ def read_perseus_profile(path: str | Path) -> dict[str, OptionTable]:
     Raises
     ------
     InstanceError
-        Naming the file, the row and the field for missing columns, unknown
-        instructions, non-numeric, negative or non-finite values, or repeated
-        (stage, instruction, frequency) rows.
+        One line naming the file, the line and the field: missing columns (with the
+        first few found), unknown instructions, non-integral stages or frequencies,
+        non-numeric, negative or non-finite values (``inf``, ``1e400``), booleans, or
+        repeated (stage, instruction, frequency) rows.
     """
     path = Path(path)
-    try:
-        df = pd.read_csv(path)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise InstanceError(f"{path}: cannot read as CSV: {exc}") from None
-    missing = [c for c in PERSEUS_COLUMNS if c not in df.columns]
-    if missing:
-        found = [shown(str(c))[:30] for c in df.columns[:5]]
-        more = f" and {len(df.columns) - 5} more" if len(df.columns) > 5 else ""
-        raise InstanceError(
-            f"{path}: missing column(s) {', '.join(missing)} "
-            f"(expected {','.join(PERSEUS_COLUMNS)}; found {', '.join(found)}{more})"
-        )
-    if df.empty:
-        raise InstanceError(f"{path}: no rows")
+    df = read_csv_table(path, PERSEUS_COLUMNS, max_rows=MAX_PROFILE_ROWS)
     rows: dict[str, list[tuple[int, float, float]]] = {}
-    for idx, row in df.iterrows():
-        line = int(idx) + 2  # header is line 1
+    for idx, row in enumerate(df[list(PERSEUS_COLUMNS)].itertuples(index=False, name=None)):
         try:
-            stage = integer("stage", _cell(row["stage"]), minimum=0, maximum=100_000)
-            freq = integer("frequency", _cell(row["frequency"]), minimum=1, maximum=None)
+            name, entry = _profile_row(*row)
         except InstanceError as exc:
-            raise InstanceError(f"{path}, line {line}: {exc}") from None
-        instr = str(row["instruction"]).strip()
-        if instr not in (FORWARD, BACKWARD):
-            raise InstanceError(
-                f"{path}, line {line}: instruction = {instr!r}: expected 'forward' or 'backward'"
-            )
-        vals = {}
-        for field in ("time", "energy"):
-            try:
-                v = float(row[field])
-            except (TypeError, ValueError):
-                v = math.nan
-            if not math.isfinite(v) or v < 0:
-                raise InstanceError(
-                    f"{path}, line {line}: {field} = {row[field]!r}: must be a finite number >= 0"
-                )
-            vals[field] = v
-        if stage < 0 or freq <= 0:
-            raise InstanceError(
-                f"{path}, line {line}: stage = {stage}, frequency = {freq}: out of range"
-            )
-        rows.setdefault(stage_table(stage, instr), []).append((freq, vals["time"], vals["energy"]))
+            raise InstanceError(f"{path}, line {idx + 2}: {exc}") from None
+        rows.setdefault(name, []).append(entry)
     tables = {}
     for name, entries in sorted(rows.items()):
         clocks = [f for f, _, _ in entries]
@@ -120,6 +85,40 @@ def read_perseus_profile(path: str | Path) -> dict[str, OptionTable]:
             tuple(e for _, _, e in entries),
         )
     return tables
+
+
+#: The most rows read from a stage profile (the published ones have ~1,300).
+MAX_PROFILE_ROWS = 1_000_000
+
+
+def read_csv_table(path: Path, expected: tuple[str, ...], *, max_rows: int) -> pd.DataFrame:
+    """A CSV file with at least the ``expected`` columns and one row; one-line errors."""
+    try:
+        df = pd.read_csv(path, nrows=max_rows + 1)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InstanceError(f"{path}: cannot read as CSV: {one_line(exc)}") from None
+    except (ValueError, OverflowError, MemoryError) as exc:
+        raise InstanceError(f"{path}: cannot read as CSV: {one_line(exc)}") from None
+    columns(str(path), list(df.columns), expected)
+    if df.empty:
+        raise InstanceError(f"{path}: no rows")
+    if len(df) > max_rows:
+        raise InstanceError(f"{path}: more than {max_rows} rows")
+    return df
+
+
+def _profile_row(
+    stage: object, instruction: object, frequency: object, time: object, energy: object
+) -> tuple[str, tuple[int, float, float]]:
+    """One CSV row as ``(table name, (clock, seconds, joules))``, strictly."""
+    s = integer("stage", csv_cell(stage), minimum=0, maximum=100_000)
+    f = integer("frequency", csv_cell(frequency), minimum=1, maximum=MAX_CLOCK_MHZ)
+    instr = instruction.strip() if isinstance(instruction, str) else instruction
+    if instr not in (FORWARD, BACKWARD):
+        raise fail("instruction", instruction, "expected 'forward' or 'backward'")
+    t = number("time", csv_cell(time), minimum=0.0, maximum=MAX_TIME_S)
+    e = number("energy", csv_cell(energy), minimum=0.0, maximum=MAX_ENERGY_J)
+    return stage_table(s, instr), (f, t, e)
 
 
 def instance_from_perseus_profile(
@@ -140,6 +139,8 @@ def instance_from_perseus_profile(
     70.38 W, the values of the Perseus authors' evaluation code).
     """
     p_blocking_w = blocking_power(gpu, p_blocking_w)
+    if num_stages is not None:
+        num_stages = integer("num_stages", num_stages, minimum=1)
     tables = read_perseus_profile(path)
     stages = sorted({int(k.split("/")[0][1:]) for k in tables})
     S = num_stages if num_stages is not None else len(stages)

@@ -13,14 +13,14 @@ the field.
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 
 import pandas as pd
 
+from energyopt.core import validate as V
 from energyopt.core.instance import InstanceError
-from energyopt.pipeline.readers import read_perseus_profile
+from energyopt.pipeline.readers import read_csv_table, read_perseus_profile
 from energyopt.profiles.schema import KNOBS, profile_row, validate_profile
 
 ZEUS_POWER_COLUMNS = (
@@ -35,37 +35,22 @@ ZEUS_POWER_COLUMNS = (
 ZEUS_MONITOR_COLUMNS = ("start_time", "window_name", "elapsed_time")
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
-    try:
-        df = pd.read_csv(path)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise InstanceError(f"{path}: cannot read as CSV: {exc}") from None
-    if df.empty:
-        raise InstanceError(f"{path}: no rows")
-    return df
+#: The most rows read from one trace or log (the published Zeus traces have ~2,000).
+MAX_ROWS = 1_000_000
 
 
-def _require(path: Path, df: pd.DataFrame, columns: tuple[str, ...]) -> None:
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise InstanceError(
-            f"{path}: missing column(s) {', '.join(missing)} "
-            f"(expected {','.join(columns)}; found {','.join(map(str, df.columns))})"
-        )
+def _read_csv(path: Path, expected: tuple[str, ...]) -> pd.DataFrame:
+    return read_csv_table(path, expected, max_rows=MAX_ROWS)
 
 
 def _number(path: Path, df: pd.DataFrame, idx: int, field: str, positive: bool = False) -> float:
     raw = df.at[idx, field]
     try:
-        v = float(raw)
-    except (TypeError, ValueError):
-        v = math.nan
-    if not math.isfinite(v) or v < 0 or (positive and v == 0):
-        need = "> 0" if positive else ">= 0"
-        raise InstanceError(
-            f"{path}, line {idx + 2}: {field} = {raw!r}: must be a finite number {need}"
-        )
-    return v
+        if positive:
+            return V.positive(field, V.csv_cell(raw))
+        return V.nonneg(field, V.csv_cell(raw))
+    except InstanceError as exc:
+        raise InstanceError(f"{path}, line {idx + 2}: {exc}") from None
 
 
 def read_perseus_stage_profile(
@@ -117,20 +102,17 @@ def read_zeus_power_trace(path: str | Path, *, gpu: str | None = None) -> pd.Dat
     can write the trace back. ``gpu`` defaults to the ``<gpu>`` of the file name.
     """
     path = Path(path)
-    df = _read_csv(path)
-    _require(path, df, ZEUS_POWER_COLUMNS)
+    df = _read_csv(path, ZEUS_POWER_COLUMNS)
     name = gpu or re.sub(r"^summary_power_", "", path.stem)
     rows = []
     for idx in df.index:
         t = _number(path, df, idx, "time_per_epoch", positive=True)
         p = _number(path, df, idx, "average_power")
         pl = _number(path, df, idx, "power_limit", positive=True)
-        bs = _number(path, df, idx, "batch_size", positive=True)
-        if bs != int(bs):
-            raise InstanceError(
-                f"{path}, line {idx + 2}: batch_size = {df.at[idx, 'batch_size']!r}: "
-                "must be an integer"
-            )
+        try:
+            bs = V.integer("batch_size", V.csv_cell(df.at[idx, "batch_size"]), minimum=1)
+        except InstanceError as exc:
+            raise InstanceError(f"{path}, line {idx + 2}: {exc}") from None
         rows.append(
             profile_row(
                 gpu=name,
@@ -193,16 +175,13 @@ def read_zeus_monitor_log(
         raise InstanceError(
             f"window_pattern = {window_pattern!r}: needs a named group (?P<knob_value>...)"
         )
-    df = _read_csv(path)
-    _require(path, df, ZEUS_MONITOR_COLUMNS)
+    df = _read_csv(path, ZEUS_MONITOR_COLUMNS)
     energy_cols = sorted(
         (c for c in df.columns if re.fullmatch(r"gpu\d+_energy", str(c))),
         key=lambda c: int(c[3:-7]),
     )
     if not energy_cols:
-        raise InstanceError(
-            f"{path}: no gpu<i>_energy column (found {','.join(map(str, df.columns))})"
-        )
+        raise InstanceError(f"{path}: no gpu<i>_energy column (found {V.first_few(df.columns)})")
     groups: dict[tuple[str, float], list[tuple[float, float]]] = {}
     for idx in df.index:
         name = str(df.at[idx, "window_name"])

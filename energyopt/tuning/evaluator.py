@@ -21,7 +21,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
+from energyopt.core.evaluation import Figure
 from energyopt.tuning.cost import energy_time_cost, epoch_cost
 from energyopt.tuning.instance import TuningInstance
 from energyopt.tuning.replay import Run
@@ -43,6 +45,20 @@ class Evaluation:
     recurrence_energy_j: tuple[float, ...]
     recurrence_time_s: tuple[float, ...]
     run_cost: tuple[float, ...]
+
+    #: The objective's unit (:class:`energyopt.core.evaluation.Evaluation`).
+    objective_unit: ClassVar[str] = "J"
+
+    @property
+    def objective(self) -> float:
+        """The tuning objective: ``total_cost``, the cumulative cost (Eq. 4)."""
+        return self.total_cost
+
+    def figures(self) -> dict[str, Figure]:
+        return {
+            "total_energy_j": Figure(self.total_energy_j, "J"),
+            "total_time_s": Figure(self.total_time_s, "s"),
+        }
 
 
 def run_figures(inst: TuningInstance, run: Run) -> tuple[float, float, float]:
