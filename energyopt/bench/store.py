@@ -28,6 +28,7 @@ from typing import Any
 
 import energyopt
 from energyopt.core.gap import gap
+from energyopt.core.paths import output_file
 
 STORE_FORMAT = "energyopt-results"
 STORE_VERSION = 1
@@ -108,8 +109,8 @@ class ResultsStore:
             raise FileNotFoundError(f"{self.path}: no such results store")
         if self.path.is_dir():
             raise StoreError(f"{self.path}: is a directory, not a results store")
-        if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+        if create:  # one clear error for a path under a file or an unwritable folder
+            output_file(self.path, "results store")
         try:
             self._db = self._connect(read_only and not create)
             self._open(create, read_only)

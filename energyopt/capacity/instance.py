@@ -18,12 +18,14 @@ from typing import Any
 import numpy as np
 
 from energyopt.core import validate as V
-from energyopt.core.instance import InstanceBase, InstanceError, check, finite_nonneg
+from energyopt.core.instance import InstanceBase, check, finite_nonneg
 
 #: Joules per kilowatt-hour: prices are in EUR/kWh, powers in W, times in s.
 J_PER_KWH = 3.6e6
 #: Fractional epochs below this count as none (floating-point progress).
 EPOCH_TOL = 1e-9
+#: The most GPUs a node may have (a node's epoch-time table lists every count up to it).
+MAX_GPUS_PER_NODE = 4096
 
 
 @dataclasses.dataclass(frozen=True)
@@ -395,85 +397,34 @@ class CapacityInstance(InstanceBase):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CapacityInstance:
-        V.version(dict(data))
-        nodes = []
-        for n, raw in enumerate(_list(data, "nodes")):
-            f = f"nodes[{n}]"
-            _need(raw, f, ("name", "gpu_type", "num_gpus", "idle_power_w", "gpu_power_w"))
-            check(
-                isinstance(raw["num_gpus"], int) and not isinstance(raw["num_gpus"], bool),
-                f"{f}.num_gpus",
-                raw["num_gpus"],
-                "must be an integer",
-            )
-            nodes.append(
-                Node(
-                    V.string(f"{f}.name", raw["name"]),
-                    V.string(f"{f}.gpu_type", raw["gpu_type"]),
-                    raw["num_gpus"],
-                    raw["idle_power_w"],
-                    raw["gpu_power_w"],
-                )
-            )
-        jobs = []
-        for i, raw in enumerate(_list(data, "jobs")):
-            f = f"jobs[{i}]"
-            _need(
-                raw,
-                f,
-                (
-                    "name",
-                    "arrival_s",
-                    "due_s",
-                    "tardiness_weight_eur_per_s",
-                    "remaining_epochs",
-                    "epoch_time_s",
-                ),
-            )
-            table = raw["epoch_time_s"]
-            check(isinstance(table, dict), f"{f}.epoch_time_s", table, "expected an object")
-            for k, v in table.items():
-                check(
-                    isinstance(v, list) and len(v) > 0,
-                    f"{f}.epoch_time_s[{k!r}]",
-                    v,
-                    "expected a non-empty list of seconds",
-                )
-            run = raw.get("running")
-            if run is not None:
-                check(
-                    isinstance(run, list)
-                    and len(run) == 2
-                    and all(isinstance(x, int) and not isinstance(x, bool) for x in run),
-                    f"{f}.running",
-                    run,
-                    "expected null or [node index, gpus]",
-                )
-            jobs.append(
-                Job(
-                    V.string(f"{f}.name", raw["name"]),
-                    raw["arrival_s"],
-                    raw["due_s"],
-                    raw["tardiness_weight_eur_per_s"],
-                    raw["remaining_epochs"],
-                    table,
-                    None if run is None else (run[0], run[1]),
-                )
-            )
-        wc = data.get("work_conserving", True)
-        check(isinstance(wc, bool), "work_conserving", wc, "must be true or false")
-        rc = data.get("restart_from_checkpoint", True)
-        check(isinstance(rc, bool), "restart_from_checkpoint", rc, "must be true or false")
+        """Read a rescheduling point from its JSON object, strictly (``core.validate``)."""
+        data = V.mapping("instance", data)
+        V.version(data)
+        nodes = [
+            _node_from_json(n, raw)
+            for n, raw in enumerate(V.sequence("nodes", V.required(data, "nodes"), nonempty=True))
+        ]
+        jobs = [
+            _job_from_json(i, raw)
+            for i, raw in enumerate(V.sequence("jobs", V.required(data, "jobs"), nonempty=True))
+        ]
+        V.fields(data, "capacity instance", required=_REQUIRED, optional=_OPTIONAL)
         return cls(
             tuple(nodes),
             tuple(jobs),
-            now_s=data.get("now_s", 0.0),
-            energy_price_eur_per_kwh=data.get("energy_price_eur_per_kwh", 0.172),
-            pue=data.get("pue", 1.33),
-            postponement_penalty=data.get("postponement_penalty", 100.0),
-            work_conserving=wc,
-            idle_horizon_s=data.get("idle_horizon_s", 3600.0),
-            restart_from_checkpoint=rc,
+            now_s=V.number("now_s", data.get("now_s", 0.0)),
+            energy_price_eur_per_kwh=V.nonneg(
+                "energy_price_eur_per_kwh", data.get("energy_price_eur_per_kwh", 0.172)
+            ),
+            pue=V.number("pue", data.get("pue", 1.33), minimum=1.0),
+            postponement_penalty=V.nonneg(
+                "postponement_penalty", data.get("postponement_penalty", 100.0)
+            ),
+            work_conserving=V.boolean("work_conserving", data.get("work_conserving", True)),
+            idle_horizon_s=V.positive("idle_horizon_s", data.get("idle_horizon_s", 3600.0)),
+            restart_from_checkpoint=V.boolean(
+                "restart_from_checkpoint", data.get("restart_from_checkpoint", True)
+            ),
             name=V.string("name", data.get("name", ""), nonempty=False),
             source=V.string("source", data.get("source", ""), nonempty=False),
         )
@@ -494,24 +445,70 @@ class CapacityInstance(InstanceBase):
 
 
 def _finite(field: str, value: Any) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise InstanceError(f"{field} = {value!r}: not a number") from None
-    check(math.isfinite(x), field, value, "must be finite")
-    return x
+    return V.number(field, value)
 
 
-def _list(data: dict[str, Any], key: str) -> list[Any]:
-    if key not in data:
-        raise InstanceError(f"missing field {key!r}")
-    value = data[key]
-    check(isinstance(value, list), key, type(value).__name__, "expected a list")
-    return value
+_REQUIRED = ("family", "nodes", "jobs")
+_OPTIONAL = (
+    "version",
+    "name",
+    "source",
+    "now_s",
+    "energy_price_eur_per_kwh",
+    "pue",
+    "postponement_penalty",
+    "work_conserving",
+    "idle_horizon_s",
+    "restart_from_checkpoint",
+)
+_NODE_FIELDS = ("name", "gpu_type", "num_gpus", "idle_power_w", "gpu_power_w")
+_JOB_FIELDS = (
+    "name",
+    "arrival_s",
+    "due_s",
+    "tardiness_weight_eur_per_s",
+    "remaining_epochs",
+    "epoch_time_s",
+)
 
 
-def _need(raw: Any, field: str, keys: tuple[str, ...]) -> None:
-    check(isinstance(raw, dict), field, raw, "expected an object")
-    for k in keys:
-        if k not in raw:
-            raise InstanceError(f"{field}: missing field {k!r}")
+def _node_from_json(n: int, raw: Any) -> Node:
+    f = f"nodes[{n}]"
+    node = V.mapping(f, raw)
+    V.fields(node, f, required=_NODE_FIELDS)
+    return Node(
+        V.string(f"{f}.name", node["name"]),
+        V.string(f"{f}.gpu_type", node["gpu_type"]),
+        V.integer(f"{f}.num_gpus", node["num_gpus"], minimum=1, maximum=MAX_GPUS_PER_NODE),
+        V.nonneg(f"{f}.idle_power_w", node["idle_power_w"]),
+        V.nonneg(f"{f}.gpu_power_w", node["gpu_power_w"]),
+    )
+
+
+def _job_from_json(i: int, raw: Any) -> Job:
+    f = f"jobs[{i}]"
+    job = V.mapping(f, raw)
+    V.fields(job, f, required=_JOB_FIELDS, optional=("running",))
+    table = {}
+    for gpu_type, times in V.mapping(f"{f}.epoch_time_s", job["epoch_time_s"]).items():
+        ff = f"{f}.epoch_time_s[{gpu_type!r}]"
+        values = V.sequence(ff, times, nonempty=True, max_length=MAX_GPUS_PER_NODE)
+        table[gpu_type] = tuple(V.positive(f"{ff}[{g}]", t) for g, t in enumerate(values))
+    run = job.get("running")
+    if run is not None:
+        pair = V.sequence(f"{f}.running", run)
+        if len(pair) != 2:
+            raise V.fail(f"{f}.running", run, "expected null or [node index, gpus]")
+        run = (
+            V.integer(f"{f}.running[0] (node index)", pair[0], minimum=0),
+            V.integer(f"{f}.running[1] (gpus)", pair[1], minimum=1),
+        )
+    return Job(
+        V.string(f"{f}.name", job["name"]),
+        V.number(f"{f}.arrival_s", job["arrival_s"]),
+        V.number(f"{f}.due_s", job["due_s"]),
+        V.nonneg(f"{f}.tardiness_weight_eur_per_s", job["tardiness_weight_eur_per_s"]),
+        V.positive(f"{f}.remaining_epochs", job["remaining_epochs"]),
+        table,
+        run,
+    )

@@ -75,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         # The reader of our output went away (``energyopt ... | head``): stop quietly.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as exc:  # a path the checks could not foresee: one line, no traceback
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"energyopt {args.command}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

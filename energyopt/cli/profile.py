@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from energyopt.core.instance import InstanceError
+from energyopt.core.paths import output_file
 from energyopt.core.table import format_table
 from energyopt.profiles.device import GpuDevice, GpuError
 from energyopt.profiles.schema import KNOBS, write_profile
@@ -116,6 +117,8 @@ def _profile(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.out:  # before the sweep, so that a bad path costs no GPU time
+        output_file(args.out, "profile")
     if args.import_format is not None:
         return _import(args)
     if args.list_devices:
@@ -198,7 +201,8 @@ def _sweep(args: argparse.Namespace, device: GpuDevice) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from energyopt.profiles.readers import read_perseus_stage_profile, read_zeus_power_trace
+    from energyopt.pipeline.readers import read_perseus_stage_profile
+    from energyopt.profiles.readers import read_zeus_power_trace
 
     if not args.input:
         raise InstanceError("--import needs --input FILE")

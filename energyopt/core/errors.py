@@ -9,3 +9,7 @@ class InstanceError(ValueError):
 
 class EvaluationMismatchError(AssertionError):
     """A solver's own objective disagrees with the family's evaluator: a modelling bug."""
+
+
+class OutputPathError(ValueError):
+    """An output file or folder cannot be written; the message names the path and why."""

@@ -76,7 +76,9 @@ def _load(source: str | Path, expected: type[InstanceBase] | None) -> InstanceBa
 
     where, text = _read_source(source)
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_object)
+    except _DuplicateKey as exc:
+        raise InstanceError(f"{where}: key {exc} appears twice in one object") from None
     except json.JSONDecodeError as exc:
         raise InstanceError(f"{where}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
     except RecursionError:
@@ -104,9 +106,28 @@ def _load(source: str | Path, expected: type[InstanceBase] | None) -> InstanceBa
         raise InstanceError(f"{where}: {what}") from None
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a repeated key is an error (``json`` would keep the last silently)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise _DuplicateKey(repr(repeated))
+    return out
+
+
 def _read_source(source: str | Path) -> tuple[str, str]:
-    """``(where, text)``: a path is read (even one whose name starts with ``{``), else text."""
-    if isinstance(source, str) and source.lstrip().startswith(("{", "[")):
+    """``(where, text)``: a path is read (even one whose name starts with ``{``), else text.
+
+    A string is JSON text only when it looks like a whole JSON document (``{...}`` or
+    ``[...]``) and names no file: ``'{weird}.json'`` is a file name, even a missing one.
+    """
+    stripped = source.strip() if isinstance(source, str) else ""
+    if stripped[:1] + stripped[-1:] in ("{}", "[]"):
         try:
             is_file = Path(source).is_file()
         except (OSError, ValueError):

@@ -17,6 +17,7 @@ the field and the value (the value is shortened to keep messages on one line).
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -48,16 +49,17 @@ def integer(
     field: str, value: Any, *, minimum: int | None = None, maximum: int | None = MAX_COUNT
 ) -> int:
     """``value`` as an ``int``: an int, or an integral finite float; bools rejected."""
-    if isinstance(value, bool):
+    if _is_bool(value):
         raise fail(field, value, "must be an integer, not a boolean")
-    if isinstance(value, int):
-        result = value
-    elif isinstance(value, float):
-        if not math.isfinite(value) or not value.is_integer():
-            raise fail(field, value, "must be an integer")
+    if isinstance(value, numbers.Integral):  # int, or a numpy integer from a table
         result = int(value)
+    elif isinstance(value, numbers.Real):
+        x = float(value)
+        if not math.isfinite(x) or not x.is_integer():
+            raise fail(field, value, "must be an integer")
+        result = int(x)
     else:
-        raise fail(field, value, f"must be an integer, not {type(value).__name__}")
+        raise fail(field, value, f"must be an integer, not {kind_of(value)}")
     if minimum is not None and result < minimum:
         raise fail(field, value, f"must be >= {minimum}")
     if maximum is not None and result > maximum:
@@ -75,9 +77,8 @@ def number(
     allow_inf: bool = False,
 ) -> float:
     """``value`` as a finite ``float`` (an int or a float; bools and strings rejected)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        kind = "a boolean" if isinstance(value, bool) else type(value).__name__
-        raise fail(field, value, f"must be a number, not {kind}")
+    if _is_bool(value) or not isinstance(value, numbers.Real):
+        raise fail(field, value, f"must be a number, not {kind_of(value)}")
     try:
         x = float(value)
     except OverflowError:
@@ -93,6 +94,27 @@ def number(
     return x
 
 
+def kind_of(value: Any) -> str:
+    """What ``value`` is, in the words of JSON (``null``, ``a list``, ``an object`` ...)."""
+    if value is None:
+        return "null"
+    if _is_bool(value):
+        return "a boolean"
+    if isinstance(value, numbers.Real):
+        return "a number"
+    for kinds, word in ((str, "a string"), ((list, tuple), "a list"), (dict, "an object")):
+        if isinstance(value, kinds):
+            return word
+    return type(value).__name__
+
+
+def _is_bool(value: Any) -> bool:
+    """A Python or numpy boolean (``numpy.bool_`` is no ``bool`` subclass)."""
+    kind = type(value)
+    numpy_bool = kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_")
+    return isinstance(value, bool) or numpy_bool
+
+
 def nonneg(field: str, value: Any) -> float:
     """A finite number >= 0."""
     return number(field, value, minimum=0.0)
@@ -106,14 +128,14 @@ def positive(field: str, value: Any) -> float:
 def boolean(field: str, value: Any) -> bool:
     """A JSON boolean; ``0``/``1`` and strings are rejected."""
     if not isinstance(value, bool):
-        raise fail(field, value, f"must be true or false, not {type(value).__name__}")
+        raise fail(field, value, f"must be true or false, not {kind_of(value)}")
     return value
 
 
 def string(field: str, value: Any, *, nonempty: bool = True, max_length: int = 10_000) -> str:
     """A string (not a number, list or object)."""
     if not isinstance(value, str):
-        raise fail(field, value, f"must be a string, not {type(value).__name__}")
+        raise fail(field, value, f"must be a string, not {kind_of(value)}")
     if nonempty and not value.strip():
         raise fail(field, value, "must not be empty")
     if len(value) > max_length:
@@ -126,7 +148,7 @@ def sequence(
 ) -> list:
     """A JSON array (a list or tuple); objects and strings are rejected."""
     if not isinstance(value, list | tuple):
-        raise fail(field, value, f"must be a list, not {type(value).__name__}")
+        raise fail(field, value, f"must be a list, not {kind_of(value)}")
     if nonempty and not value:
         raise fail(field, value, "must not be empty")
     if len(value) > max_length:
@@ -137,7 +159,7 @@ def sequence(
 def mapping(field: str, value: Any) -> dict:
     """A JSON object."""
     if not isinstance(value, dict):
-        raise fail(field, value, f"must be an object, not {type(value).__name__}")
+        raise fail(field, value, f"must be an object, not {kind_of(value)}")
     return value
 
 
@@ -166,6 +188,58 @@ def version(data: dict, supported: Iterable[int] = (1,)) -> int:
         readable = ", ".join(map(str, allowed))
         raise fail("version", value, f"unsupported; this energyopt reads {readable}")
     return value
+
+
+def required(data: dict, key: str, where: str = "") -> Any:
+    """``data[key]``; an :class:`InstanceError` naming the key when it is absent."""
+    if key not in data:
+        raise InstanceError(f"{where + ': ' if where else ''}missing field {key!r}")
+    return data[key]
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell as a Python value for the readers above.
+
+    Text that reads as a number becomes one (``"1410"`` -> 1410.0, ``"inf"`` -> inf, which
+    :func:`number` then refuses); a numpy scalar becomes its Python value
+    (``numpy.True_`` -> ``True``, which is no number).
+    """
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return value
+    try:
+        return value.item()  # numpy scalar -> Python scalar
+    except (AttributeError, ValueError):
+        return value
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """``text`` (a library's error message) on one line, cut to ``limit`` characters."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def columns(where: str, found: Sequence[Any], expected: Sequence[str]) -> None:
+    """Reject a table missing any of ``expected`` columns, naming a few of those found.
+
+    A file that is not a table at all (one enormous line read as a header of thousands
+    of "columns") must give a short message, so at most five are shown, each shortened.
+    """
+    missing = [c for c in expected if c not in found]
+    if not missing:
+        return
+    raise InstanceError(
+        f"{where}: missing column(s) {', '.join(missing)} "
+        f"(expected {','.join(expected)}; found {first_few(found)})"
+    )
+
+
+def first_few(names: Sequence[Any], count: int = 5) -> str:
+    """The first ``count`` of ``names``, each shortened, and how many more there are."""
+    head = ", ".join(shown(str(c))[:30] for c in list(names)[:count]) or "none"
+    return head + (f" and {len(names) - count} more" if len(names) > count else "")
 
 
 def fields(

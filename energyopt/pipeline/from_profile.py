@@ -17,8 +17,8 @@ import pandas as pd
 from energyopt.core.instance import InstanceError
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.options import OptionTable
+from energyopt.pipeline.readers import PERSEUS_COLUMNS, read_perseus_stage_profile
 from energyopt.pipeline.schedules import BACKWARD, FORWARD, stage_table
-from energyopt.profiles.readers import PERSEUS_COLUMNS, read_perseus_stage_profile
 from energyopt.profiles.schema import read_profile, validate_profile
 
 
@@ -151,7 +151,7 @@ def read_any_profile(path: str | Path) -> pd.DataFrame:
     """A profile from ``path``: a Perseus stage profile (by its header) or the schema's.
 
     A CSV whose header has Perseus' columns (``stage,instruction,frequency,time,
-    energy``) is read by :func:`energyopt.profiles.readers.read_perseus_stage_profile`;
+    energy``) is read by :func:`energyopt.pipeline.readers.read_perseus_stage_profile`;
     anything else by :func:`energyopt.profiles.schema.read_profile` (CSV or Parquet,
     as ``energyopt profile --out`` writes it).
     """

@@ -13,7 +13,14 @@ import numpy as np
 from energyopt.core import validate as V
 from energyopt.core.instance import InstanceBase, InstanceError, check, finite_nonneg
 from energyopt.pipeline.options import OptionTable
-from energyopt.pipeline.schedules import SCHEDULES, Computation, build_dag
+from energyopt.pipeline.schedules import (
+    BACKWARD,
+    FORWARD,
+    SCHEDULES,
+    Computation,
+    build_dag,
+    stage_table,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +111,9 @@ class PemInstance(InstanceBase):
         """Instance of a synchronous schedule; ``tables`` keyed ``s{stage}/{forward|backward}``."""
         if schedule not in SCHEDULES:
             raise InstanceError(f"schedule = {schedule!r}: unknown; known: {', '.join(SCHEDULES)}")
+        num_stages = V.integer("num_stages", num_stages, minimum=1)
+        num_microbatches = V.integer("num_microbatches", num_microbatches, minimum=1)
+        _check_schedule_size(num_stages, num_microbatches, tables)
         try:
             comps, edges = build_dag(schedule, num_stages, num_microbatches)
         except ValueError as exc:
@@ -286,6 +296,7 @@ class PemInstance(InstanceBase):
         :data:`MAX_COMPUTATIONS` computations are accepted.
         """
         V.version(data)
+        V.fields(data, "pipeline instance", required=("family",), optional=_OPTIONAL)
         if "tables" not in data:
             raise InstanceError("missing field 'tables'")
         tables_raw = V.mapping("tables", data["tables"])
@@ -297,7 +308,9 @@ class PemInstance(InstanceBase):
         deadline = data.get("deadline_s")
         common = dict(
             tables=tables,
-            p_blocking_w=V.nonneg("p_blocking_w", _required(data, "p_blocking_w")),
+            p_blocking_w=V.number(
+                "p_blocking_w", _required(data, "p_blocking_w"), minimum=0.0, maximum=MAX_POWER_W
+            ),
             deadline_s=None if deadline is None else V.positive("deadline_s", deadline),
             name=V.string("name", data.get("name", ""), nonempty=False),
             source=V.string("source", data.get("source", ""), nonempty=False),
@@ -305,7 +318,10 @@ class PemInstance(InstanceBase):
         num_stages = V.integer("num_stages", _required(data, "num_stages"), minimum=1)
         if schedule != "explicit":
             M = V.integer("num_microbatches", _required(data, "num_microbatches"), minimum=1)
-            _check_schedule_size(num_stages, M, tables)
+            for key in ("computations", "edges"):
+                if key in data:
+                    why = f"only an explicit DAG lists it (schedule = {schedule!r})"
+                    raise V.fail(key, "...", why)
             return cls.from_schedule(schedule, num_stages, M, **common)
         comps_raw = V.sequence(
             "computations", _required(data, "computations"), max_length=MAX_COMPUTATIONS
@@ -392,6 +408,23 @@ def _check_stages_ordered(
         last[stage] = v
 
 
+#: The most blocking power read from data (W): one GPU waiting draws well under 1 kW.
+MAX_POWER_W = 10_000.0
+
+_OPTIONAL = (
+    "version",
+    "name",
+    "source",
+    "num_stages",
+    "schedule",
+    "num_microbatches",
+    "p_blocking_w",
+    "deadline_s",
+    "tables",
+    "computations",
+    "edges",
+)
+
 #: The largest DAG accepted from data (GPT-3 8 x 96 has 1,536 computations).
 MAX_COMPUTATIONS = 1_000_000
 
@@ -404,11 +437,18 @@ def _required(data: dict[str, Any], key: str) -> Any:
 
 def _check_schedule_size(num_stages: int, num_microbatches: int, tables: Mapping) -> None:
     """Refuse a schedule that the tables cannot cover, or too big, before building it."""
-    if num_stages > len(tables):
+    if 2 * num_stages > len(tables):
         raise InstanceError(
             f"num_stages = {num_stages}: the instance has {len(tables)} option tables, but a "
             "schedule needs a forward and a backward table per stage"
         )
+    for s in range(num_stages):
+        for kind in (FORWARD, BACKWARD):
+            if stage_table(s, kind) not in tables:
+                raise InstanceError(
+                    f"num_stages = {num_stages}: no option table {stage_table(s, kind)!r} "
+                    f"(a schedule needs 's{{stage}}/{FORWARD}' and 's{{stage}}/{BACKWARD}')"
+                )
     size = 2 * num_stages * num_microbatches
     if size > MAX_COMPUTATIONS:
         raise InstanceError(

@@ -311,48 +311,72 @@ class PowercapInstance(InstanceBase):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PowercapInstance:
-        V.version(dict(data))
-        jobs = []
-        for i, j in enumerate(data["jobs"]):
-            opts = []
-            for k, o in enumerate(j["options"]):
-                if not isinstance(o, (list, tuple)) or len(o) != 4:
-                    raise InstanceError(
-                        f"jobs[{i}].options[{k}] = {o!r}: expected "
-                        "[num_gpus, sm_clock_mhz, iter_time_s, power_w]"
-                    )
-                opts.append(JobOption(_int(o[0], f"jobs[{i}].options[{k}][0]"), int(o[1]), *o[2:]))
-            jobs.append(
-                EventJob(
-                    str(j["name"]),
-                    j["remaining_iterations"],
-                    j["age_s"],
-                    tuple(opts),
-                    _int(j.get("min_gpus", 0), f"jobs[{i}].min_gpus"),
-                    str(j.get("workload", "")),
-                    int(j.get("global_batch_size", 0)),
-                )
-            )
+        """Read an event from its JSON object, strictly (``core.validate``)."""
+        data = V.mapping("instance", data)
+        V.version(data)
+        V.fields(data, "powercap instance", required=_REQUIRED, optional=_OPTIONAL)
+        num_gpus = V.integer("num_gpus", data["num_gpus"], minimum=1)
+        jobs = [
+            _job_from_json(i, raw)
+            for i, raw in enumerate(V.sequence("jobs", data["jobs"], nonempty=True))
+        ]
         return cls(
-            _int(data["num_gpus"], "num_gpus"),
-            _int(data["gpus_per_node"], "gpus_per_node"),
-            data["eta"],
-            data["p_max_w"],
-            data["idle_power_w"],
-            data["wait_estimate_s"],
+            num_gpus,
+            V.integer("gpus_per_node", data["gpus_per_node"], minimum=1),
+            V.positive("eta", data["eta"]),
+            V.positive("p_max_w", data["p_max_w"]),
+            V.nonneg("idle_power_w", data["idle_power_w"]),
+            V.nonneg("wait_estimate_s", data["wait_estimate_s"]),
             tuple(jobs),
-            str(data.get("name", "")),
-            str(data.get("source", "")),
+            V.string("name", data.get("name", ""), nonempty=False),
+            V.string("source", data.get("source", ""), nonempty=False),
         )
 
     def with_eta(self, eta: float) -> PowercapInstance:
         return dataclasses.replace(self, eta=eta)
 
 
-def _int(v: Any, field: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or int(v) != v:
-        raise InstanceError(f"{field} = {v!r}: must be an integer")
-    return int(v)
+_REQUIRED = (
+    "family",
+    "num_gpus",
+    "gpus_per_node",
+    "eta",
+    "p_max_w",
+    "idle_power_w",
+    "wait_estimate_s",
+    "jobs",
+)
+_OPTIONAL = ("version", "name", "source")
+_JOB_REQUIRED = ("name", "remaining_iterations", "age_s", "options")
+_JOB_OPTIONAL = ("min_gpus", "workload", "global_batch_size")
+
+
+def _job_from_json(i: int, raw: Any) -> EventJob:
+    f = f"jobs[{i}]"
+    job = V.mapping(f, raw)
+    V.fields(job, f, required=_JOB_REQUIRED, optional=_JOB_OPTIONAL)
+    options = []
+    for k, o in enumerate(V.sequence(f"{f}.options", job["options"], nonempty=True)):
+        fo = f"{f}.options[{k}]"
+        if not isinstance(o, list | tuple) or len(o) != 4:
+            raise V.fail(fo, o, "expected [num_gpus, sm_clock_mhz, iter_time_s, power_w]")
+        options.append(
+            JobOption(
+                V.integer(f"{fo}[0] (num_gpus)", o[0], minimum=1),
+                V.integer(f"{fo}[1] (sm_clock_mhz)", o[1], minimum=1, maximum=None),
+                V.positive(f"{fo}[2] (iter_time_s)", o[2]),
+                V.nonneg(f"{fo}[3] (power_w)", o[3]),
+            )
+        )
+    return EventJob(
+        V.string(f"{f}.name", job["name"]),
+        V.positive(f"{f}.remaining_iterations", job["remaining_iterations"]),
+        V.nonneg(f"{f}.age_s", job["age_s"]),
+        tuple(options),
+        V.integer(f"{f}.min_gpus", job.get("min_gpus", 0), minimum=0),
+        V.string(f"{f}.workload", job.get("workload", ""), nonempty=False),
+        V.integer(f"{f}.global_batch_size", job.get("global_batch_size", 0), minimum=0),
+    )
 
 
 class IterationModel(Protocol):

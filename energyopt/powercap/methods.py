@@ -12,6 +12,7 @@ from energyopt.core.scoring import score
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.core.timelimit import TimeBudget
 from energyopt.powercap import milp as _milp
+from energyopt.powercap.algorithm1 import printed_greedy
 from energyopt.powercap.bruteforce import brute_force
 from energyopt.powercap.evaluator import PowercapSolution
 from energyopt.powercap.greedy import marginal_return_greedy
@@ -138,6 +139,35 @@ def solve_greedy(
         "greedy",
         g.config,
         termination=TerminationReason.COMPLETED,
+        extra={"gpu_steps": g.gpu_steps, "clock_steps": g.clock_steps},
+    )
+
+
+@register(
+    FAMILY,
+    "greedy-printed",
+    exact=False,
+    description="PowerFlow Algorithm 1 as printed: one GPU per step, stored priorities",
+)
+def solve_greedy_printed(
+    instance: PowercapInstance, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
+    """Algorithm 1 as printed (:mod:`energyopt.powercap.algorithm1`); deterministic."""
+    g = printed_greedy(instance)
+    if g.config is None:
+        return powercap_result(
+            instance,
+            "greedy-printed",
+            None,
+            termination=TerminationReason.INFEASIBLE,
+            message=g.message,
+        )
+    return powercap_result(
+        instance,
+        "greedy-printed",
+        g.config,
+        termination=TerminationReason.COMPLETED,
+        message=g.message,
         extra={"gpu_steps": g.gpu_steps, "clock_steps": g.clock_steps},
     )
 

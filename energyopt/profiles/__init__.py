@@ -9,7 +9,7 @@ fake_nvml   a replaying fake of pynvml with injected faults, for tests
 simulated   a simulated GPU (PowerFlow 4.2 DVFS model, presets, seeded noise)
 collector   sweeps over SM clocks / power limits that always restore the GPU
 workloads   the built-in matmul loop and user callables ``module:function``
-readers     Perseus stage profiles, Zeus power traces, ZeusMonitor logs
+readers     Zeus power traces, ZeusMonitor logs, CSV tables with one-line errors
 convert     profile -> Zeus power table (a profile becomes a family's instance in the
             family: ``energyopt.pipeline.from_profile``)
 cli         ``energyopt profile``
@@ -35,7 +35,7 @@ _EXPORTS = {
         "GpuPermissionError",
         "GpuUnavailableError",
     ),
-    "readers": ("read_perseus_stage_profile", "read_zeus_monitor_log", "read_zeus_power_trace"),
+    "readers": ("read_zeus_monitor_log", "read_zeus_power_trace"),
     "schema": ("COLUMNS", "KNOBS", "read_profile", "validate_profile", "write_profile"),
     "simulated": ("PRESETS", "WORKLOADS", "SimulatedGpu", "SimulatedWork"),
 }
@@ -43,6 +43,7 @@ _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in nam
 #: Deprecated names, kept for one release: conversion to a family's instance lives in
 #: that family (profiles is the bottom layer and imports no family).
 _MOVED = {
+    "read_perseus_stage_profile": "energyopt.pipeline.readers",
     "to_option_tables": "energyopt.pipeline.from_profile",
     "to_pem_instance": "energyopt.pipeline.from_profile",
 }

@@ -3,9 +3,9 @@
 The public API:
 
 - :class:`restored_settings` — a context manager that records the GPU's power
-  limit on entry and, on every exit path (normal end, exception, Ctrl-C), resets
-  the locked SM clock and puts the power limit back. Ctrl-C arriving *during*
-  the restore is held until the restore is done.
+  limit on entry and, on every exit path (normal end, exception, Ctrl-C, SIGTERM,
+  SIGHUP), resets the locked SM clock and puts the power limit back, each on its
+  own. Signals arriving *during* the restore are held until the restore is done.
 - :func:`measure` — time and energy of one step, averaged over a window of
   ``iterations`` steps (and at least ``seconds``) after ``warmup`` steps.
 - :func:`sweep` — for each knob value: apply it, measure each operation, and
@@ -35,6 +35,28 @@ from energyopt.profiles.schema import KNOBS, profile_row, validate_profile
 Step = Callable[[], Any]
 
 
+class Terminated(SystemExit):
+    """SIGTERM or SIGHUP arrived during a sweep: raised so that the GPU is restored.
+
+    A ``SystemExit`` with status ``128 + signal number`` (143 for SIGTERM, 129 for
+    SIGHUP), what a shell reports for a process the signal ended.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(128 + signum)
+        self.signum = signum
+
+    def __str__(self) -> str:
+        return f"stopped by {signal.Signals(self.signum).name}"
+
+
+#: Signals that end a sweep early and restore the GPU first (SIGINT is Ctrl-C, which
+#: Python already raises as KeyboardInterrupt).
+TERMINATING_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
 class restored_settings:
     """Apply SM-clock and power-limit settings, and restore them on every exit.
 
@@ -42,10 +64,15 @@ class restored_settings:
     ...     gpu.lock_sm_clock(1200)
     ...     train_step()
 
-    Only what was changed is restored (resetting needs the same privileges as
-    setting). If the restore itself fails, the error names the ``nvidia-smi``
-    command that restores the GPU by hand; when another exception is already
-    propagating, that one is kept and the restore failure is printed to stderr.
+    Every exit path restores: a normal end, an exception, Ctrl-C, and (in the main
+    thread) SIGTERM and SIGHUP, which raise :class:`Terminated` inside the block while
+    it runs; the previous handlers are back in place after it. Only what was changed is
+    restored (resetting needs the same privileges as setting), each setting on its own:
+    a failure or an interruption while resetting the clock does not skip the power
+    limit. Signals arriving *during* the restore are held until it is done. What could
+    not be restored is named with the ``nvidia-smi`` command that restores it by hand:
+    raised as :class:`GpuError` after a normal end, printed to stderr when another
+    exception is already propagating.
     """
 
     def __init__(self, device: GpuDevice) -> None:
@@ -53,12 +80,14 @@ class restored_settings:
         self.original_power_limit_w: float | None = None
         self.clock_locked = False
         self.power_limit_changed = False
+        self._previous_handlers: dict[int, Any] = {}
 
     def __enter__(self) -> restored_settings:
         try:
             self.original_power_limit_w = self.device.power_limit_w()
         except GpuNotSupportedError:
             self.original_power_limit_w = None  # no power management: limits cannot change
+        self._previous_handlers = _install(TERMINATING_SIGNALS, _terminate)
         return self
 
     def lock_sm_clock(self, mhz: int) -> None:
@@ -83,13 +112,8 @@ class restored_settings:
         else:
             raise ValueError(f"knob = {knob!r}: expected one of {KNOBS}")
 
-    def restore(self) -> list[str]:
-        """Undo the changes; returns the failures (empty when all went back).
-
-        Each change is undone even if undoing another one failed or was
-        interrupted; an interruption is re-raised once both were tried.
-        """
-        failures, interrupted = [], False
+    def _undo_steps(self) -> list[tuple[str, Callable[[], Any], str, str]]:
+        """(what, undo, nvidia-smi command, flag) of each change still in place."""
         index = self.device.info.index
         steps: list[tuple[str, Callable[[], Any], str, str]] = []
         if self.clock_locked:
@@ -111,59 +135,97 @@ class restored_settings:
                     "power_limit_changed",
                 )
             )
-        for what, undo, command, flag in steps:
+        return steps
+
+    def restore(self) -> list[str]:
+        """Undo the changes; returns the failures (empty when all went back).
+
+        Each change is undone even if undoing another one failed or was interrupted
+        (``KeyboardInterrupt``, ``SystemExit``); the first interruption is re-raised
+        once every change was tried, after a warning naming what was not restored.
+        """
+        failures: list[str] = []
+        interruption: BaseException | None = None
+        for what, undo, command, flag in self._undo_steps():
             try:
                 undo()
-            except KeyboardInterrupt:
-                interrupted = True
-                failures.append(f"{what} was interrupted; run `{command}`")
-                continue
             except Exception as exc:
                 failures.append(f"{what} failed ({exc}); run `{command}`")
                 continue
+            except BaseException as exc:  # KeyboardInterrupt, SystemExit: finish first
+                interruption = interruption or exc
+                failures.append(f"{what} was interrupted; run `{command}`")
+                continue
             setattr(self, flag, False)
-        if interrupted:
-            print(f"energyopt: warning: {'; '.join(failures)}", file=sys.stderr)
-            raise KeyboardInterrupt
+        if interruption is not None:
+            print(f"energyopt: warning: not restored: {'; '.join(failures)}", file=sys.stderr)
+            raise interruption
         return failures
 
     def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: Any) -> None:
-        with _sigint_held() as held:
-            failures = self.restore()
+        try:
+            with _signals_held() as held:
+                failures = self.restore()
+        finally:
+            _restore_handlers(self._previous_handlers)
+            self._previous_handlers = {}
+        if isinstance(exc, Terminated) and not failures:
+            print(f"energyopt: {exc}; the GPU settings were restored", file=sys.stderr)
         if failures:
-            message = "; ".join(failures)
+            message = "not restored: " + "; ".join(failures)
             if exc_type is None:
                 raise GpuError(message)
             print(f"energyopt: warning: {message}", file=sys.stderr)
-        if held.pending and exc_type is None:
-            raise KeyboardInterrupt
+        interrupted = exc_type is not None and issubclass(exc_type, KeyboardInterrupt | SystemExit)
+        if held.pending is not None and not interrupted:
+            held.raise_pending()  # a signal that came during the restore still ends the run
 
 
-class _sigint_held:
-    """Hold Ctrl-C while the GPU is restored (main thread only), re-raise it after."""
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated(signum)
+
+
+def _install(signums: Iterable[int], handler: Callable[[int, Any], None]) -> dict[int, Any]:
+    """Install ``handler`` for ``signums`` (main thread only); the previous handlers."""
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is not threading.main_thread():
+        return previous  # Python delivers signals to the main thread only
+    for signum in signums:
+        try:
+            previous[signum] = signal.signal(signum, handler)
+        except (ValueError, OSError):  # e.g. no signal support in this interpreter
+            pass
+    return previous
+
+
+def _restore_handlers(previous: Mapping[int, Any]) -> None:
+    for signum, handler in previous.items():
+        # None: the previous handler was not set from Python; fall back to the default
+        signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+
+
+class _signals_held:
+    """Hold Ctrl-C, SIGTERM and SIGHUP while the GPU is restored; re-raise the first after."""
 
     def __init__(self) -> None:
-        self.pending = False
-        self._installed = False
-        self._previous: Any = None
+        self.pending: int | None = None
+        self._previous: dict[int, Any] = {}
 
-    def __enter__(self) -> _sigint_held:
-        if threading.current_thread() is threading.main_thread():
-            try:
-                self._previous = signal.signal(signal.SIGINT, self._hold)
-                self._installed = True
-            except (ValueError, OSError):  # e.g. no signal support in this interpreter
-                pass
+    def __enter__(self) -> _signals_held:
+        self._previous = _install((signal.SIGINT, *TERMINATING_SIGNALS), self._hold)
         return self
 
     def _hold(self, signum: int, frame: Any) -> None:
-        self.pending = True
+        if self.pending is None:
+            self.pending = signum
 
     def __exit__(self, *exc: object) -> None:
-        if self._installed:
-            # None: the previous handler was not set from Python; fall back to the default
-            previous = self._previous if self._previous is not None else signal.SIG_DFL
-            signal.signal(signal.SIGINT, previous)
+        _restore_handlers(self._previous)
+
+    def raise_pending(self) -> None:
+        if self.pending == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Terminated(self.pending)
 
 
 def measure(

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from energyopt.core.instance import InstanceError
+from energyopt.core.paths import output_file, raised_as_output_error
 
 if TYPE_CHECKING:  # pandas is imported where tables are built: the CLI starts without it
     import pandas as pd
@@ -131,8 +132,14 @@ def write_profile(
     df: pd.DataFrame, path: str | Path, metadata: dict[str, Any] | None = None
 ) -> Path:
     """Write a profile as CSV or Parquet (by suffix), metadata into ``<path>.meta.json``."""
-    path = Path(path)
+    path = output_file(path, "profile")
     df = validate_profile(df, str(path))
+    with raised_as_output_error(path, "profile"):
+        _write(df, path, {**df.attrs, **(metadata or {})})
+    return path
+
+
+def _write(df: pd.DataFrame, path: Path, meta: dict[str, Any]) -> None:
     if path.suffix == ".parquet":
         try:
             df.to_parquet(path, index=False)
@@ -143,10 +150,8 @@ def write_profile(
             ) from None
     else:
         df.to_csv(path, index=False)
-    meta = {**df.attrs, **(metadata or {})}
     if meta:
         Path(str(path) + ".meta.json").write_text(json.dumps(meta, indent=1, default=str) + "\n")
-    return path
 
 
 def read_profile(path: str | Path) -> pd.DataFrame:

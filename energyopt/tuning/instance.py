@@ -82,8 +82,13 @@ class TuningInstance(InstanceBase):
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "batch_sizes", tuple(int(b) for b in self.batch_sizes))
-        set_(self, "power_limits_w", tuple(float(p) for p in self.power_limits_w))
+        set_(
+            self,
+            "batch_sizes",
+            tuple(V.integer("batch_sizes", b, minimum=1) for b in self.batch_sizes),
+        )
+        powers = tuple(V.positive("power_limits_w", p) for p in self.power_limits_w)
+        set_(self, "power_limits_w", powers)
         nb, npl = len(self.batch_sizes), len(self.power_limits_w)
         check(nb > 0, "batch_sizes", self.batch_sizes, "must not be empty")
         check(npl > 0, "power_limits_w", self.power_limits_w, "must not be empty")
@@ -99,9 +104,7 @@ class TuningInstance(InstanceBase):
             self.power_limits_w,
             "must be strictly ascending",
         )
-        check(all(b > 0 for b in self.batch_sizes), "batch_sizes", self.batch_sizes, "must be > 0")
-        for p in self.power_limits_w:
-            check(finite_nonneg("power_limits_w", p) > 0, "power_limits_w", p, "must be > 0")
+        set_(self, "default_batch_size", V.integer("default_batch_size", self.default_batch_size))
         check(
             self.default_batch_size in self.batch_sizes,
             "default_batch_size",
@@ -135,20 +138,10 @@ class TuningInstance(InstanceBase):
             beta = finite_nonneg("beta", self.beta)
             check(beta >= 1.0, "beta", self.beta, "must be >= 1 (or None to disable)")
             set_(self, "beta", beta)
-        check(
-            isinstance(self.recurrences, int) and self.recurrences >= 0,
-            "recurrences",
-            self.recurrences,
-            "must be an integer >= 0 (0: 2 x |B| x |P|, the paper's choice)",
-        )
-        if self.recurrences == 0:
+        set_(self, "recurrences", V.integer("recurrences", self.recurrences, minimum=0))
+        if self.recurrences == 0:  # 0 asks for 2 x |B| x |P|, the paper's choice
             set_(self, "recurrences", 2 * nb * npl)
-        check(
-            isinstance(self.max_epochs, int) and self.max_epochs >= 1,
-            "max_epochs",
-            self.max_epochs,
-            "must be an integer >= 1",
-        )
+        set_(self, "max_epochs", V.integer("max_epochs", self.max_epochs, minimum=1))
         mp = finite_nonneg("max_power_w", self.max_power_w)
         set_(self, "max_power_w", mp if mp > 0 else max(self.power_limits_w))
         set_(self, "source", dict(self.source))
@@ -200,29 +193,95 @@ class TuningInstance(InstanceBase):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TuningInstance:
-        V.version(dict(data))
-        check(data.get("family") == cls.family, "family", data.get("family"), "expected 'tuning'")
-        check(data.get("version") == 1, "version", data.get("version"), "expected 1")
+        """Read an instance from its JSON object, strictly (``core.validate``).
+
+        Batch sizes and epochs are integers (``2.0`` reads as 2, ``2.5`` and ``"2"`` are
+        errors); a bool is never a number; a never-reached target epoch is ``null``.
+        """
+        V.version(data)
+        V.fields(data, "tuning instance", required=_REQUIRED, optional=_OPTIONAL)
+        batch_sizes = [
+            V.integer(f"batch_sizes[{i}]", b, minimum=1)
+            for i, b in enumerate(V.sequence("batch_sizes", data["batch_sizes"], nonempty=True))
+        ]
+        powers = [
+            V.positive(f"power_limits_w[{j}]", p)
+            for j, p in enumerate(
+                V.sequence("power_limits_w", data["power_limits_w"], nonempty=True)
+            )
+        ]
+        beta = data.get("beta", 2.0)
         return cls(
-            name=str(data["name"]),
-            gpu=str(data["gpu"]),
-            batch_sizes=tuple(data["batch_sizes"]),
-            power_limits_w=tuple(data["power_limits_w"]),
-            default_batch_size=int(data["default_batch_size"]),
-            epoch_time_s=tuple(tuple(r) for r in data["epoch_time_s"]),
-            avg_power_w=tuple(tuple(r) for r in data["avg_power_w"]),
-            target_epochs=tuple(tuple(r) for r in data["target_epochs"]),
-            eta=data.get("eta", 0.5),
-            beta=data.get("beta", 2.0),
-            recurrences=int(data.get("recurrences", 0)),
-            max_epochs=int(data.get("max_epochs", 100)),
-            max_power_w=float(data.get("max_power_w", 0.0)),
-            source=dict(data.get("source", {})),
+            name=V.string("name", data["name"], nonempty=False),
+            gpu=V.string("gpu", data["gpu"]),
+            batch_sizes=tuple(batch_sizes),
+            power_limits_w=tuple(powers),
+            default_batch_size=V.integer("default_batch_size", data["default_batch_size"]),
+            epoch_time_s=_grid_from_json("epoch_time_s", data["epoch_time_s"], batch_sizes),
+            avg_power_w=_grid_from_json("avg_power_w", data["avg_power_w"], batch_sizes),
+            target_epochs=_paths_from_json(data["target_epochs"], batch_sizes),
+            eta=V.number("eta", data.get("eta", 0.5), minimum=0.0, maximum=1.0),
+            beta=None if beta is None else V.number("beta", beta, minimum=1.0),
+            recurrences=V.integer("recurrences", data.get("recurrences", 0), minimum=0),
+            max_epochs=V.integer("max_epochs", data.get("max_epochs", 100), minimum=1),
+            max_power_w=_max_power(data),
+            source=V.mapping("source", data.get("source", {})),
         )
 
     def with_knobs(self, **changes: Any) -> TuningInstance:
         """A copy with other experiment knobs (``eta``, ``beta``, ``recurrences``, ...)."""
         return dataclasses.replace(self, **changes)
+
+
+_REQUIRED = (
+    "family",
+    "name",
+    "gpu",
+    "batch_sizes",
+    "power_limits_w",
+    "default_batch_size",
+    "epoch_time_s",
+    "avg_power_w",
+    "target_epochs",
+)
+_OPTIONAL = ("version", "eta", "beta", "recurrences", "max_epochs", "max_power_w", "source")
+
+
+def _row_name(field: str, i: int, batch_sizes: list[int]) -> str:
+    """``field[b=64]`` for the row of batch size 64 (``field[i]`` past the last one)."""
+    return f"{field}[b={batch_sizes[i]}]" if i < len(batch_sizes) else f"{field}[{i}]"
+
+
+def _max_power(data: dict[str, Any]) -> float:
+    """MAXPOWER; absent means the largest power limit (0 is the Python API's sentinel)."""
+    if "max_power_w" not in data:
+        return 0.0
+    return V.positive("max_power_w", data["max_power_w"])
+
+
+def _grid_from_json(field: str, raw: Any, batch_sizes: list[int]) -> tuple[tuple[float, ...], ...]:
+    """A (batch size x power limit) table of JSON numbers; shapes are checked later."""
+    rows = V.sequence(field, raw)
+    out = []
+    for i, row in enumerate(rows):
+        where = _row_name(field, i, batch_sizes)
+        vals = V.sequence(where, row)
+        out.append(tuple(V.number(f"{where}[{j}]", v) for j, v in enumerate(vals)))
+    return tuple(out)
+
+
+def _paths_from_json(raw: Any, batch_sizes: list[int]) -> tuple[tuple[int | None, ...], ...]:
+    """``target_epochs``: per batch size, integer epochs or ``null`` (never reached)."""
+    out = []
+    for i, row in enumerate(V.sequence("target_epochs", raw)):
+        where = _row_name("target_epochs", i, batch_sizes)
+        out.append(
+            tuple(
+                None if e is None else V.integer(f"{where}[{k}]", e, minimum=1)
+                for k, e in enumerate(V.sequence(where, row))
+            )
+        )
+    return tuple(out)
 
 
 def _grid(

@@ -10,14 +10,10 @@ import pytest
 from energyopt.core.instance import InstanceError
 from energyopt.pipeline.evaluator import evaluate
 from energyopt.pipeline.from_profile import to_option_tables, to_pem_instance
-from energyopt.pipeline.readers import instance_from_perseus_profile
+from energyopt.pipeline.readers import instance_from_perseus_profile, read_perseus_stage_profile
 from energyopt.profiles.collector import sweep
 from energyopt.profiles.convert import to_zeus_power_table
-from energyopt.profiles.readers import (
-    read_perseus_stage_profile,
-    read_zeus_monitor_log,
-    read_zeus_power_trace,
-)
+from energyopt.profiles.readers import read_zeus_monitor_log, read_zeus_power_trace
 from energyopt.profiles.schema import read_profile, write_profile
 from energyopt.profiles.simulated import SimulatedGpu
 
@@ -258,3 +254,7 @@ def test_old_conversion_paths_are_deprecated_aliases():
         assert profiles.to_pem_instance is to_pem_instance
     with pytest.warns(DeprecationWarning):
         assert convert.to_option_tables is to_option_tables
+    import energyopt.profiles.readers as readers
+
+    with pytest.warns(DeprecationWarning, match="energyopt.pipeline.readers"):
+        assert readers.read_perseus_stage_profile is read_perseus_stage_profile
