@@ -20,7 +20,8 @@ from energyopt.bench.store import ResultsStore
 from energyopt.core.family import FamilyHooks
 from energyopt.core.instance import load_instance
 from energyopt.core.registry import family_hooks, methods
-from energyopt.core.result import FrontierPoint
+from energyopt.core.result import FrontierPoint, Result
+from energyopt.core.status import TerminationReason
 
 #: Relative tolerance of the comparison.
 FRONTIER_RTOL = 1e-6
@@ -54,19 +55,17 @@ def _stored_frontiers(
     """Proven exact frontiers and all frontiers, by (family, instance id)."""
     exact: dict[tuple[str, str], list[Labelled]] = {}
     others: dict[tuple[str, str], list[Labelled]] = {}
-    for res in store.iter_results():
-        family = res.get("family")
-        if not res.get("frontier") or not _has_frontiers(family):
+    for record in store.iter_results():
+        if not record.get("frontier") or not _has_frontiers(record.get("family")):
             continue
-        pts = [FrontierPoint(float(p["deadline_s"]), float(p["objective"]))
-               for p in res["frontier"]]  # fmt: skip
-        m = methods(family).get(res["method"])
-        label = f"{res['method']} (seed {res.get('seed')})"
-        key = (family, res["instance_id"])
+        res = Result.from_dict(record)
+        m = methods(res.family).get(res.method)
+        label = f"{res.method} (seed {res.seed})"
+        key = (res.family, res.instance_id)
         # Only a frontier proven optimal point by point is a reference.
-        if m is not None and m.exact and res.get("termination") == "optimal":
-            exact.setdefault(key, []).append((label, pts))
-        others.setdefault(key, []).append((label, pts))
+        if m is not None and m.exact and res.termination is TerminationReason.OPTIMAL:
+            exact.setdefault(key, []).append((label, list(res.frontier)))
+        others.setdefault(key, []).append((label, list(res.frontier)))
     return exact, others
 
 
@@ -84,11 +83,11 @@ def _below(
     ref_label, ref = reference
     label, pts = other
     unit = hooks.objective_unit
-    t_fast = min(p.deadline_s for p in ref)
-    t_slow = max(p.deadline_s for p in ref)
+    t_fast = min(p.makespan_s for p in ref)
+    t_slow = max(p.makespan_s for p in ref)
     lines = []
     for p in pts:
-        t_s, value = p.deadline_s, p.objective
+        t_s, value = p.makespan_s, p.objective
         if t_s > t_slow * (1 + FRONTIER_RTOL):
             continue  # beyond the slowest point a slower solution may do better
         best = hooks.frontier_objective_at(instance, ref, t_s)

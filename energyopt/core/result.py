@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from energyopt.core.gap import gap
@@ -16,12 +17,38 @@ if TYPE_CHECKING:
 
 @dataclasses.dataclass(frozen=True)
 class FrontierPoint:
-    """One point of a time-energy frontier: the deadline, its energy, the decisions."""
+    """One point of a time-energy frontier: a plan's makespan, its energy, the decisions.
 
-    deadline_s: float
+    Attributes
+    ----------
+    makespan_s
+        The plan's iteration time (its makespan); the point serves every deadline at
+        or above it. (``deadline_s`` is its former, misleading name: a deprecated alias.)
+    objective
+        The energy at that makespan.
+    solution
+        The plan.
+    bound
+        A proven lower bound on the energy at that makespan, when known.
+    """
+
+    makespan_s: float
     objective: float
     solution: Any = None
     bound: float | None = None
+
+    @property
+    def deadline_s(self) -> float:
+        """Deprecated alias of :attr:`makespan_s` (kept for one release)."""
+        return self.makespan_s
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FrontierPoint:
+        """A point from :meth:`Result.to_dict`'s ``frontier`` entries (solution as stored)."""
+        t = data["makespan_s"] if "makespan_s" in data else data["deadline_s"]
+        bound = data.get("bound")
+        return cls(float(t), float(data["objective"]), data.get("solution"),
+                   None if bound is None else float(bound))  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,7 +149,9 @@ class Result:
             "solution": _jsonable(self.solution),
             "frontier": [
                 {
-                    "deadline_s": p.deadline_s,
+                    "makespan_s": p.makespan_s,
+                    # The former name, still read by stores and frames written before.
+                    "deadline_s": p.makespan_s,
                     "objective": p.objective,
                     "bound": _num(p.bound),
                     "solution": _jsonable(p.solution),
@@ -135,6 +164,44 @@ class Result:
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Result:
+        """The :class:`Result` that :meth:`to_dict` wrote (a stored record, a JSON line).
+
+        Enumerations, numbers and frontier points come back typed; ``solution`` (and
+        each point's) stays the stored JSON data: the family's solution type is
+        rebuilt by the family (e.g. ``PemSolution.from_dict``), not here. ``gap`` is
+        recomputed from ``objective`` and ``bound``.
+
+        Raises
+        ------
+        ValueError
+            A missing field or a value of the wrong type, naming the field.
+        """
+        try:
+            return cls(
+                family=str(data["family"]),
+                instance_id=str(data["instance_id"]),
+                method=str(data["method"]),
+                termination=TerminationReason(data["termination"]),
+                status=SolutionStatus(data["status"]),
+                objective=_opt_float(data.get("objective")),
+                bound=_opt_float(data.get("bound")),
+                runtime_s=float(data.get("runtime_s") or 0.0),
+                solver=str(data.get("solver", "python")),
+                solver_version=str(data.get("solver_version", "")),
+                options=dict(data.get("options") or {}),
+                seed=None if data.get("seed") is None else int(data["seed"]),
+                solution=data.get("solution"),
+                frontier=tuple(FrontierPoint.from_dict(p) for p in data.get("frontier") or ()),
+                message=str(data.get("message", "")),
+                extra=dict(data.get("extra") or {}),
+            )
+        except KeyError as exc:
+            raise ValueError(f"result record: field {exc.args[0]!r} is missing") from None
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"result record: {exc}") from None
 
     def to_frame(self) -> pd.DataFrame:
         """One-row tidy DataFrame: the scalar fields (no solution, frontier or extra).
@@ -185,6 +252,14 @@ _FRAME_COLUMNS = (
     "family", "instance_id", "method", "termination", "status", "objective", "bound", "gap",
     "runtime_s", "solver", "solver_version", "seed", "message",
 )  # fmt: skip
+
+
+def _opt_float(x: Any) -> float | None:
+    if x is None:
+        return None
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise TypeError(f"expected a number, got {x!r}")
+    return float(x)
 
 
 def _nan(x: float | None) -> float:

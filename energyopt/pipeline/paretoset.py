@@ -144,4 +144,4 @@ def energy_at(
     if best is None:
         return float("inf")
     pb_s = instance.p_blocking_w * instance.num_stages
-    return best.objective + pb_s * (iteration_time_s - best.deadline_s)
+    return best.objective + pb_s * (iteration_time_s - best.makespan_s)
