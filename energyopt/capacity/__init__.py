@@ -8,7 +8,13 @@ from energyopt.capacity import methods as _methods  # noqa: F401  (registers met
 from energyopt.capacity.baselines import first_principle
 from energyopt.capacity.bruteforce import brute_force
 from energyopt.capacity.evaluator import CapacityEvaluation, CapacitySolution, evaluate
-from energyopt.capacity.generators import JobSpec, job_stream, random_point, scenario_cluster
+from energyopt.capacity.generators import (
+    JobSpec,
+    SubmittedJob,
+    job_stream,
+    random_point,
+    scenario_cluster,
+)
 from energyopt.capacity.greedy import randomized_greedy
 from energyopt.capacity.instance import CapacityInstance, Job, Node
 from energyopt.capacity.simulator import SimulationReport, simulate
@@ -22,6 +28,7 @@ __all__ = [
     "JobSpec",
     "Node",
     "SimulationReport",
+    "SubmittedJob",
     "brute_force",
     "evaluate",
     "first_principle",

@@ -56,7 +56,7 @@ def scenario_cluster(num_nodes: int, scenario: int = 1) -> tuple[Node, ...]:
 
 
 @dataclasses.dataclass(frozen=True)
-class JobSpec:
+class SubmittedJob:
     """A job as submitted: what the simulator turns into :class:`Job` states."""
 
     name: str
@@ -78,7 +78,7 @@ def epoch_table(
 
 def job_stream(
     nodes: tuple[Node, ...], num_jobs: int, seed: int, load: float = 0.8
-) -> tuple[JobSpec, ...]:
+) -> tuple[SubmittedJob, ...]:
     """``num_jobs`` jobs with mixed-rate Poisson arrivals sized to ``load`` of the cluster.
 
     The base rate makes the expected GPU work of the arrivals, in V100-seconds on
@@ -111,7 +111,7 @@ def job_stream(
         fastest = epochs * min(min(v) for v in table.values())
         due = t + float(rng.uniform(*DUE_SLACK)) * fastest
         weight = float(rng.uniform(*WEIGHT_EUR_PER_S))
-        jobs.append(JobSpec(f"{kind}-{i:04d}", kind, t, due, weight, epochs, table))
+        jobs.append(SubmittedJob(f"{kind}-{i:04d}", kind, t, due, weight, epochs, table))
     return tuple(jobs)
 
 
@@ -194,3 +194,7 @@ def random_point(
             f"running_fraction={running_fraction})"
         ),
     )
+
+
+#: Deprecated name of :class:`SubmittedJob` (powercap has a different ``JobSpec``).
+JobSpec = SubmittedJob

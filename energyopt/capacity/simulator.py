@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from energyopt.capacity.generators import JobSpec
+from energyopt.capacity.generators import SubmittedJob
 from energyopt.capacity.instance import EPOCH_TOL, CapacityInstance, Job, Node
 from energyopt.core.registry import solve
 from energyopt.core.result import Result
@@ -82,7 +82,7 @@ class SimulationReport:
 
 @dataclasses.dataclass
 class _State:
-    spec: JobSpec
+    spec: SubmittedJob
     remaining_epochs: float
     running: tuple[int, int] | None = None
 
@@ -109,7 +109,7 @@ class _Totals:
 
 def simulate(
     nodes: Sequence[Node],
-    jobs: Sequence[JobSpec],
+    jobs: Sequence[SubmittedJob],
     method: str | Policy,
     *,
     seed: int = 0,
@@ -265,7 +265,7 @@ def _apply(system: list[_State], assignment: Sequence[Any], restart: bool, tot: 
 def _next_event(
     system: list[_State],
     nodes: tuple[Node, ...],
-    pending: list[JobSpec],
+    pending: list[SubmittedJob],
     nxt: int,
     now: float,
     idle_horizon_s: float,

@@ -22,8 +22,8 @@ import numpy as np
 
 from energyopt.core.cpsat import solve_with_cpsat
 from energyopt.core.outcome import SolverOutcome
-from energyopt.pipeline.bounds import time_windows
 from energyopt.pipeline.instance import PemInstance
+from energyopt.pipeline.timewindows import time_windows
 
 
 def _ticks(x: float, resolution: float, up: bool) -> int:

@@ -9,6 +9,7 @@ from energyopt.powercap.evaluator import PowercapEvaluation, PowercapSolution, e
 from energyopt.powercap.greedy import marginal_return_greedy
 from energyopt.powercap.instance import (
     EventJob,
+    EventJobInput,
     JobOption,
     JobSpec,
     PowercapInstance,
@@ -28,6 +29,7 @@ from energyopt.powercap.profilegen import simulated_profile, truth_models
 
 __all__ = [
     "EventJob",
+    "EventJobInput",
     "FitReport",
     "JobOption",
     "JobSpec",

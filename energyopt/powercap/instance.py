@@ -386,8 +386,8 @@ class IterationModel(Protocol):
 
 
 @dataclasses.dataclass(frozen=True)
-class JobSpec:
-    """What the builder needs to know about a job (see :func:`event_instance`)."""
+class EventJobInput:
+    """What the builder needs to know about a job at an event (see :func:`event_instance`)."""
 
     name: str
     workload: str
@@ -437,7 +437,7 @@ def p_max_from_models(
 
 
 def event_instance(
-    jobs: Sequence[JobSpec],
+    jobs: Sequence[EventJobInput],
     models: Mapping[str, IterationModel],
     *,
     num_gpus: int,
@@ -491,3 +491,7 @@ def event_instance(
         name,
         source,
     )
+
+
+#: Deprecated name of :class:`EventJobInput` (capacity has a different ``JobSpec``).
+JobSpec = EventJobInput

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from energyopt.powercap.instance import JobSpec, PowercapInstance, event_instance, p_max_from_models
+from energyopt.powercap.instance import (
+    EventJobInput,
+    PowercapInstance,
+    event_instance,
+    p_max_from_models,
+)
 from energyopt.powercap.profilegen import CLOCKS_MHZ, IDLE_POWER_W, WORKLOADS, truth_models
 
 
@@ -39,7 +44,7 @@ def random_event(
         t1, _ = truth[w].iteration(1.0, float(max(clocks_mhz)), float(bs))
         remaining_s = float(np.exp(rng.uniform(np.log(300), np.log(3 * 3600))))
         specs.append(
-            JobSpec(
+            EventJobInput(
                 f"j{i}",
                 w,
                 bs,
