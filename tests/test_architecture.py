@@ -120,3 +120,13 @@ def test_core_pieces_sit_in_neutral_modules():
     assert ("energyopt.core.highs", ("SolverOutcome",)) not in _imports(
         PACKAGE / "core" / "cpsat.py"
     )
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_smoke_suite_display_names_are_unique(family):
+    from energyopt.bench.families import suite_instances
+    from energyopt.core.registry import family_hooks
+
+    hooks = family_hooks(family)
+    names = [hooks.display_name(i) for i in suite_instances(family, "smoke")]
+    assert len(set(names)) == len(names), names

@@ -31,7 +31,10 @@ def suite(name: str) -> list[CapacityInstance]:
         for seed in range(4):
             nodes, jobs = (2, 3) if seed % 2 == 0 else (3, 4)
             for wc in (True, False):
-                out.append(random_point(seed, nodes, jobs, work_conserving=wc))
+                point = random_point(seed, nodes, jobs, work_conserving=wc)
+                # One name per instance: the two variants of a seed differ in wc only.
+                variant = "work-conserving" if wc else "may-postpone"
+                out.append(dataclasses.replace(point, name=f"{point.name}-{variant}"))
         return out
     if name == "paper":
         out = []
