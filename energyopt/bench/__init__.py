@@ -11,16 +11,27 @@
 - :mod:`energyopt.bench.demo`: the README's main job in one call.
 """
 
-from energyopt.bench.runner import BenchSummary, run_bench
-from energyopt.bench.store import ResultsStore, StoreError
+import importlib
+from typing import Any
 
-__all__ = ["BenchSummary", "ResultsStore", "StoreError", "read_results", "run_bench"]
+#: Public names and their modules, imported on first use (PEP 562): the CLI's parser
+#: reads constants from the bench modules without paying for the runner, the store
+#: or pandas (``energyopt --help``).
+_EXPORTS = {
+    "BenchSummary": "runner",
+    "run_bench": "runner",
+    "ResultsStore": "store",
+    "StoreError": "store",
+    "read_results": "frames",
+}
+
+__all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
-    # pandas loads only when a store is read as a frame.
-    if name == "read_results":
-        from energyopt.bench.frames import read_results
-
-        return read_results
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"energyopt.bench.{module}"), name)
+    globals()[name] = value
+    return value

@@ -39,12 +39,22 @@ def _version() -> str:
         return "unknown"
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the installed version, looked up only when asked (it is slow)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        print(f"energyopt {_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="energyopt",
         description="Exact formulations beside published heuristics for GPU training energy.",
     )
-    parser.add_argument("--version", action="version", version=f"energyopt {_version()}")
+    parser.add_argument(
+        "--version", action=_VersionAction, nargs=0, help="show the version and exit"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
         try:

@@ -8,11 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from energyopt.bench.families import SUITE_NAMES
 from energyopt.cli.errors import one_line_errors
-
-#: The suites every family provides (``energyopt.bench.families.SUITE_NAMES``; kept
-#: here so that building the parser imports nothing).
-SUITE_NAMES = ("smoke", "paper")
 
 
 def register(sub: Any) -> None:
