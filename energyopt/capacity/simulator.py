@@ -169,37 +169,8 @@ def simulate(
         "idle_horizon_s": idle_horizon_s,
         "restart_from_checkpoint": restart_from_checkpoint,
     }
-    price = energy_price_eur_per_kwh * pue / 3.6e6
-    system: list[_State] = []
-    now, nxt, tot = 0.0, 0, _Totals()
-    for _ in range(max_events):
-        if max_calls is not None and tot.calls >= max_calls:
-            break
-        while nxt < len(pending) and pending[nxt].arrival_s <= now:
-            system.append(_State(pending[nxt], float(pending[nxt].epochs)))
-            nxt += 1
-        if not system and nxt == len(pending):
-            break
-        if system:
-            inst = _point(
-                nodes, system, now, f"{label} point {tot.calls} at t={now:.1f}s", settings
-            )
-            result = decide(inst, seed=seed + tot.calls, time_limit=time_limit, **options)
-            if not result.has_solution:
-                raise RuntimeError(
-                    f"{label} returned no schedule at t={now} s: "
-                    f"{result.termination.value} {result.message}"
-                )
-            if keep_points_every and tot.calls % keep_points_every == 0:
-                tot.points.append(inst)
-            tot.calls += 1
-            tot.opt_times.append(result.runtime_s)
-            _apply(system, result.solution.assignment, restart_from_checkpoint, tot)
-        t_next = _next_event(system, nodes, pending, nxt, now, idle_horizon_s)
-        _advance(system, nodes, now, t_next, price, tot)
-        now = t_next
-    else:
-        raise RuntimeError(f"simulation did not end within {max_events} events")
+    loop = _EventLoop(nodes, pending, decide, label, settings, keep_points_every)
+    now, tot = loop.run(seed, time_limit, options, max_calls, max_events)
     return SimulationReport(
         method=label,
         num_nodes=len(nodes),
@@ -216,6 +187,72 @@ def simulate(
         points=tot.points,
         restart_from_checkpoint=restart_from_checkpoint,
     )
+
+
+@dataclasses.dataclass
+class _EventLoop:
+    """The simulation proper: rescheduling points, the method's calls, the cluster's run."""
+
+    nodes: tuple[Node, ...]
+    pending: list[SubmittedJob]
+    decide: Policy
+    label: str
+    settings: dict[str, Any]
+    keep_points_every: int | None
+
+    def run(
+        self,
+        seed: int,
+        time_limit: float | None,
+        options: dict[str, Any],
+        max_calls: int | None,
+        max_events: int,
+    ) -> tuple[float, _Totals]:
+        """Simulate until every job ends (or ``max_calls``); the end time and the totals."""
+        nodes, pending = self.nodes, self.pending
+        price = self.settings["energy_price_eur_per_kwh"] * self.settings["pue"] / 3.6e6
+        system: list[_State] = []
+        now, nxt, tot = 0.0, 0, _Totals()
+        for _ in range(max_events):
+            if max_calls is not None and tot.calls >= max_calls:
+                break
+            while nxt < len(pending) and pending[nxt].arrival_s <= now:
+                system.append(_State(pending[nxt], float(pending[nxt].epochs)))
+                nxt += 1
+            if not system and nxt == len(pending):
+                break
+            if system:
+                self._call(system, now, seed, time_limit, options, tot)
+            t_next = _next_event(system, nodes, pending, nxt, now, self.settings["idle_horizon_s"])
+            _advance(system, nodes, now, t_next, price, tot)
+            now = t_next
+        else:
+            raise RuntimeError(f"simulation did not end within {max_events} events")
+        return now, tot
+
+    def _call(
+        self,
+        system: list[_State],
+        now: float,
+        seed: int,
+        time_limit: float | None,
+        options: dict[str, Any],
+        tot: _Totals,
+    ) -> None:
+        """Call the method at the rescheduling point ``now`` and apply its schedule."""
+        name = f"{self.label} point {tot.calls} at t={now:.1f}s"
+        inst = _point(self.nodes, system, now, name, self.settings)
+        result = self.decide(inst, seed=seed + tot.calls, time_limit=time_limit, **options)
+        if not result.has_solution:
+            raise RuntimeError(
+                f"{self.label} returned no schedule at t={now} s: "
+                f"{result.termination.value} {result.message}"
+            )
+        if self.keep_points_every and tot.calls % self.keep_points_every == 0:
+            tot.points.append(inst)
+        tot.calls += 1
+        tot.opt_times.append(result.runtime_s)
+        _apply(system, result.solution.assignment, self.settings["restart_from_checkpoint"], tot)
 
 
 def _policy_name(policy: Policy) -> str:

@@ -40,31 +40,6 @@ from energyopt.pipeline.zeusbaselines import (
 __all__ = ["FAMILY", "TOLERANCE", "pem_result"]  # re-exported: older code imports them here
 
 
-def _outcome_result(
-    instance: PemInstance,
-    method: str,
-    outcome: SolverOutcome,
-    choice: tuple[int, ...] | None,
-    bound: float | None,
-    solver_objective: float | None,
-    extra: dict[str, Any],
-) -> Result:
-    proven = outcome.termination is TerminationReason.OPTIMAL and choice is not None
-    return pem_result(
-        instance,
-        method,
-        choice,
-        termination=outcome.termination,
-        proven_optimal=proven,
-        bound=bound,
-        solver_objective=solver_objective,
-        solver=outcome.solver,
-        solver_version=outcome.solver_version,
-        message=outcome.message,
-        extra={**outcome.extra, **extra},
-    )
-
-
 def _no_plan(instance: PemInstance, method: str) -> Result:
     """The ``infeasible`` result when even the fastest options miss the deadline."""
     return pem_result(
@@ -129,16 +104,7 @@ def solve_highs(
         choice, solver_objective = start, None
     bounds = [b for b in (lp_bound, milp_bound) if b is not None]
     bound = max(bounds) if bounds else None
-    if outcome is None:
-        termination = TerminationReason.TIME_LIMIT
-        outcome = SolverOutcome(
-            termination, SolutionStatus.NONE, None, None, 0.0, "highs", highs_version()
-        )
-    else:
-        termination = outcome.termination
-    if milp_plan_rejected and termination is TerminationReason.OPTIMAL:
-        # HiGHS' optimum is not the evaluator's; only the bound is kept.
-        termination = TerminationReason.COMPLETED if choice else TerminationReason.UNKNOWN
+    outcome, termination = _milp_termination(outcome, milp_plan_rejected, choice)
     if report is not None and choice is not None:
         choice = report.to_original(instance, choice)
     extra = {
@@ -165,6 +131,23 @@ def solve_highs(
         message="; ".join(m for m in (outcome.message, note) if m),
         extra={**outcome.extra, **extra},
     )
+
+
+def _milp_termination(
+    outcome: SolverOutcome | None, rejected: bool, choice: tuple[int, ...] | None
+) -> tuple[SolverOutcome, TerminationReason]:
+    """HiGHS' outcome and termination; no outcome (no time left to hand it the model)
+    is a time limit, and an optimum the evaluator rejected keeps only its bound."""
+    if outcome is None:
+        outcome = SolverOutcome(
+            TerminationReason.TIME_LIMIT, SolutionStatus.NONE, None, None, 0.0, "highs",
+            highs_version(),
+        )  # fmt: skip
+    termination = outcome.termination
+    if rejected and termination is TerminationReason.OPTIMAL:
+        # HiGHS' optimum is not the evaluator's; only the bound is kept.
+        termination = TerminationReason.COMPLETED if choice else TerminationReason.UNKNOWN
+    return outcome, termination
 
 
 @register(
@@ -285,17 +268,21 @@ def solve_cpsat(
         message="; ".join([m for m in (outcome.message,) if m] + notes),
         extra={**outcome.extra, "resolution_s": resolution, "energy_unit_j": energy_unit_j},
     )
-    if res.termination is TerminationReason.OPTIMAL:
-        if res.gap == 0.0:
-            res = replace(res, status=SolutionStatus.OPTIMAL)
-        else:
-            # Optimal for the rounded model only: the gap is what the time scaling costs.
-            res = replace(
-                res,
-                termination=TerminationReason.COMPLETED,
-                message="optimal for the model with times rounded to the resolution",
-            )
-    return res
+    return _cpsat_status(res)
+
+
+def _cpsat_status(res: Result) -> Result:
+    """CP-SAT's ``optimal`` is the rounded model's: optimal for PEM only when the gap is 0."""
+    if res.termination is not TerminationReason.OPTIMAL:
+        return res
+    if res.gap == 0.0:
+        return replace(res, status=SolutionStatus.OPTIMAL)
+    # Optimal for the rounded model only: the gap is what the time scaling costs.
+    return replace(
+        res,
+        termination=TerminationReason.COMPLETED,
+        message="optimal for the model with times rounded to the resolution",
+    )
 
 
 @register(
