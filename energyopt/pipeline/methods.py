@@ -100,14 +100,9 @@ def solve_highs(
         tee=tee,
         solver=solver,
     )
-    milp_plan_rejected = choice is not None and not evaluate(work, choice).feasible
-    if milp_plan_rejected:
-        choice, solver_objective = None, None
-        note = "HiGHS' plan misses the deadline beyond the evaluator's tolerance; not used"
-    if start is not None and (
-        choice is None or evaluate(work, start).energy_j < evaluate(work, choice).energy_j
-    ):
-        choice, solver_objective = start, None
+    choice, solver_objective, milp_plan_rejected, note = _better_plan(
+        work, choice, solver_objective, start, note
+    )
     bounds = [b for b in (lp_bound, milp_bound) if b is not None]
     bound = max(bounds) if bounds else None
     outcome, termination = _milp_termination(outcome, milp_plan_rejected, choice)
@@ -137,6 +132,30 @@ def solve_highs(
         message="; ".join(m for m in (outcome.message, note) if m),
         extra={**outcome.extra, **extra},
     )
+
+
+def _better_plan(
+    work: PemInstance,
+    choice: tuple[int, ...] | None,
+    solver_objective: float | None,
+    start: tuple[int, ...] | None,
+    note: str,
+) -> tuple[tuple[int, ...] | None, float | None, bool, str]:
+    """The better of HiGHS' plan and the relaxation's rounded plan ``start``.
+
+    A HiGHS plan the evaluator rejects is dropped (and said so in the note).
+    Returns the plan, HiGHS' objective when the plan is HiGHS', whether HiGHS' plan
+    was rejected, and the note.
+    """
+    rejected = choice is not None and not evaluate(work, choice).feasible
+    if rejected:
+        choice, solver_objective = None, None
+        note = "HiGHS' plan misses the deadline beyond the evaluator's tolerance; not used"
+    if start is not None and (
+        choice is None or evaluate(work, start).energy_j < evaluate(work, choice).energy_j
+    ):
+        choice, solver_objective = start, None
+    return choice, solver_objective, rejected, note
 
 
 def _milp_termination(
