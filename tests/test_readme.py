@@ -7,6 +7,7 @@ reader pastes after cloning). Command lines (lines of ``` blocks that start with
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
@@ -71,7 +72,7 @@ def test_command_examples_run_verbatim(command, workdir):
 def _outputs(command: str) -> list[str]:
     """The files a command line writes (``--store``, ``--out``, ``-o`` values)."""
     args = shlex.split(command)
-    return [b for a, b in zip(args, args[1:]) if a in ("--store", "--out", "-o")]
+    return [b for a, b in itertools.pairwise(args) if a in ("--store", "--out", "-o")]
 
 
 def _run_inputs(command: str, cwd: Path) -> None:
