@@ -14,17 +14,16 @@ from energyopt.cli.options import check_options_known, parse_options
 from energyopt.core.registry import get_method
 from energyopt.pipeline import random_dag_instance
 
-# Two stages, forward and backward at two clocks each (seconds, joules per computation).
-PERSEUS_TINY = """stage,instruction,frequency,time,energy
-0,forward,1410,0.010,4.0
-0,forward,1005,0.013,3.0
-0,backward,1410,0.020,8.0
-0,backward,1005,0.026,6.0
-1,forward,1410,0.011,4.2
-1,forward,1005,0.014,3.1
-1,backward,1410,0.021,8.3
-1,backward,1005,0.027,6.1
-"""
+
+def perseus_csv(stages: int = 2) -> str:
+    """A Perseus stage profile: every stage's forward and backward at 1410 and 1005 MHz
+    (seconds and joules per computation; slower clocks take longer and need less energy)."""
+    rows = ["stage,instruction,frequency,time,energy"]
+    for s in range(stages):
+        for op, t, e in (("forward", 0.010, 4.0), ("backward", 0.020, 8.0)):
+            rows.append(f"{s},{op},1410,{t + s / 1000},{e}")
+            rows.append(f"{s},{op},1005,{1.3 * t + s / 1000},{0.75 * e}")
+    return "\n".join(rows) + "\n"
 
 
 @pytest.fixture
@@ -90,7 +89,7 @@ def test_bench_takes_m_repeated_and_methods_as_deprecated(tiny, tmp_path, capsys
 
 def test_from_profile_writes_an_instance_that_solve_reads(tmp_path, capsys):
     profile = tmp_path / "tiny+a100_sxm_bf16.csv"
-    profile.write_text(PERSEUS_TINY)
+    profile.write_text(perseus_csv())
     out = tmp_path / "pem.json"
     argv = ["instances", "from-profile", str(profile), "--schedule", "1f1b"]
     assert main([*argv, "--microbatches", "2", "--gpu", "a100", "-o", str(out)]) == 0
