@@ -12,7 +12,7 @@ from energyopt.core.milp_solvers import UnknownSolverError, check_solver, solve_
 ROOT = Path(__file__).resolve().parents[2]
 FILES = {
     "pipeline": "instances/pipeline/smoke/000-synthetic-1f1b-2x2-k3-seed0.json",
-    "capacity": "instances/capacity/smoke/000-random-point-0.json",
+    "capacity": "instances/capacity/smoke/000-random-point-0-work-conserving.json",
     "powercap": "instances/powercap/smoke/000-random-event-j3-g8x4-eta0-5-seed1.json",
 }
 

@@ -36,7 +36,10 @@ FILES = {
         "smoke/001-random-dag-n6-k3-seed0.json",
         "paper/006-gpt3-175b-a100-1f1b-8x12-t1.json",
     ],
-    "capacity": ["smoke/000-random-point-0.json", "paper/000-paper-s1-n10-point50.json"],
+    "capacity": [
+        "smoke/000-random-point-0-work-conserving.json",
+        "paper/000-paper-s1-n10-point50.json",
+    ],
     "powercap": ["smoke/000-random-event-j3-g8x4-eta0-5-seed1.json"],
     "tuning": ["smoke/000-synthetic-1.json", "paper/003-imagenet-resnet50.json"],
 }
