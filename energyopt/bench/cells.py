@@ -61,7 +61,7 @@ class Cell:
     suite
         Suite name (``smoke``, ``paper``) or ``"file"`` for instances given as files.
     origin
-        Where the instance came from (``pipeline.suite('smoke')[3]`` or a path).
+        Where the instance came from (a family's ``suite('smoke')[3]`` or a path).
     method, seed, time_limit_s, options
         Arguments of :func:`energyopt.solve`.
     plugins

@@ -5,7 +5,7 @@ reported on it, and every method's gap is ``gap(objective, best bound)``
 (:func:`energyopt.core.gap.gap`, the one definition). A bound <= 0 on a positive
 objective proves nothing useful and counts as no bound. Cells with no bound are
 counted, never folded into a mean gap. An objective below a proven bound is impossible;
-the report flags it as a bug rather than printing a negative gap, and likewise any PEM
+the report flags it as a bug rather than printing a negative gap, and likewise any
 frontier point below a proven exact frontier (:mod:`energyopt.bench.frontiers`).
 
 The report is built from tidy DataFrames (:func:`energyopt.bench.frames.read_results`)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from energyopt.capacity.instance import CapacityInstance
+from energyopt.core.evaluation import Figure
 from energyopt.core.instance import InstanceError
 
 Assignment = tuple[tuple[int, int] | None, ...]
@@ -72,10 +73,24 @@ class CapacityEvaluation:
     energy_cost_eur: float
     tardiness_cost_eur: float
     postponement_cost_eur: float
+    postponed: int = 0
+    """Jobs postponed to the next rescheduling point."""
+
+    #: The objective's unit (:class:`energyopt.core.evaluation.Evaluation`).
+    objective_unit: ClassVar[str] = "EUR"
 
     @property
     def objective(self) -> float:
         return self.energy_cost_eur + self.tardiness_cost_eur + self.postponement_cost_eur
+
+    def figures(self) -> dict[str, Figure]:
+        return {
+            "theta_s": Figure(self.theta_s, "s"),
+            "energy_cost_eur": Figure(self.energy_cost_eur, "EUR"),
+            "tardiness_cost_eur": Figure(self.tardiness_cost_eur, "EUR"),
+            "postponement_cost_eur": Figure(self.postponement_cost_eur, "EUR"),
+            "postponed": Figure(self.postponed),
+        }
 
 
 def evaluate(
@@ -148,6 +163,7 @@ def evaluate(
         energy_cost_eur=energy,
         tardiness_cost_eur=tardiness,
         postponement_cost_eur=postponement,
+        postponed=sum(a is None for a in assignment),
     )
 
 

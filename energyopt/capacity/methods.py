@@ -10,17 +10,19 @@ from energyopt.capacity import bruteforce as _bf
 from energyopt.capacity import milp as _milp
 from energyopt.capacity.evaluator import Assignment, CapacitySolution, evaluate
 from energyopt.capacity.greedy import randomized_greedy
+from energyopt.capacity.hooks import HOOKS
 from energyopt.capacity.instance import CapacityInstance
+from energyopt.core.errors import EvaluationMismatchError
 from energyopt.core.milp_solvers import solve_milp
-from energyopt.core.registry import EvaluationMismatchError, register
+from energyopt.core.registry import register
 from energyopt.core.result import Result
-from energyopt.core.scoring import Scored, Tolerance, scored_result
+from energyopt.core.scoring import score
 from energyopt.core.status import SolutionStatus, TerminationReason
+from energyopt.core.timelimit import TimeBudget
 
-FAMILY = "capacity"
-#: Tolerance between a solver's objective and the evaluator's: relative, with an
-#: absolute floor of 1e-7 EUR (costs here are often cents).
-TOLERANCE = Tolerance(rtol=1e-6, atol=1e-7, unit="EUR")
+FAMILY = HOOKS.name
+#: Tolerance between a solver's objective and the evaluator's (see the hooks).
+TOLERANCE = HOOKS.tolerance
 
 
 def capacity_result(
@@ -31,42 +33,12 @@ def capacity_result(
     termination: TerminationReason,
     **details: Any,
 ) -> Result:
-    """Score ``assignment`` with the evaluator and package it as a checked :class:`Result`.
+    """Score ``assignment`` with the evaluator, package it (:func:`energyopt.core.scoring.score`).
 
-    A solution the evaluator rejects, a solver objective that disagrees with the
-    evaluator, or a bound above the objective raise :class:`EvaluationMismatchError`.
-
-    ``details`` are :func:`energyopt.core.scoring.scored_result`'s keywords
-    (``proven_optimal``, ``bound``, ``solver_objective``, ``solver``,
-    ``solver_version``, ``message``, ``extra``).
+    ``details`` are :func:`energyopt.core.scoring.scored_result`'s keywords.
     """
-    solution = scored = None
-    if assignment is not None:
-        solution = CapacitySolution(tuple(assignment))
-        ev = evaluate(instance, solution)
-        scored = Scored(
-            ev.objective,
-            ev.feasible,
-            tuple(ev.violations),
-            {
-                "theta_s": ev.theta_s,
-                "energy_cost_eur": ev.energy_cost_eur,
-                "tardiness_cost_eur": ev.tardiness_cost_eur,
-                "postponement_cost_eur": ev.postponement_cost_eur,
-                "postponed": len(solution.postponed),
-            },
-        )
-    return scored_result(
-        family=FAMILY,
-        instance_id=instance.instance_id,
-        method=method,
-        solution=solution,
-        scored=scored,
-        termination=termination,
-        tolerance=TOLERANCE,
-        **details,
-        positive_objective=True,
-    )
+    solution = None if assignment is None else CapacitySolution(tuple(assignment))
+    return score(HOOKS, instance, method, solution, termination=termination, **details)
 
 
 @register(FAMILY, "highs", exact=True, description="Capacity MILP (CAP-1..10) solved by HiGHS")
@@ -84,17 +56,16 @@ def solve_highs(
 
     ``solver`` picks another Pyomo MILP solver (:mod:`energyopt.core.milp_solvers`).
     """
-    tick = time.perf_counter()
+    budget = TimeBudget(time_limit)
     model = _milp.build_model(instance)
     start = None
     if warm_start:
         ws, _, _ = randomized_greedy(instance, max_iterations=10, seed=0 if seed is None else seed)
         start = _milp.warm_start_values(model, instance, ws)
-    remaining = None if time_limit is None else max(0.05, time_limit - (time.perf_counter() - tick))
     outcome = solve_milp(
         model,
         solver=solver,
-        time_limit=remaining,
+        time_limit=budget.remaining(),
         rel_gap=rel_gap,
         threads=threads,
         warm_start=start,

@@ -7,20 +7,66 @@ import importlib
 import inspect
 import time
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from energyopt.core.errors import EvaluationMismatchError
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.core.validate import options_like_defaults
 
-#: Family name -> module whose import registers that family's methods.
-FAMILY_MODULES: dict[str, str] = {
-    "pipeline": "energyopt.pipeline",
-    "capacity": "energyopt.capacity",
-    "powercap": "energyopt.powercap",
-    "tuning": "energyopt.tuning",
-}
+if TYPE_CHECKING:
+    from energyopt.core.family import FamilyHooks
+
+__all__ = [
+    "FAMILY_MODULES",
+    "EvaluationMismatchError",
+    "Method",
+    "families",
+    "family_hooks",
+    "get_method",
+    "methods",
+    "register",
+    "solve",
+]
+
+#: Entry-point group through which other packages add families (name -> package).
+ENTRY_POINT_GROUP = "energyopt.families"
+
+
+def _discover() -> dict[str, str]:
+    """Family name -> package, for every package ``energyopt/<name>/`` with a ``hooks.py``.
+
+    Found from the file system (nothing is imported, so this is cheap), plus the
+    packages that other distributions declare in the ``energyopt.families``
+    entry-point group.
+    """
+    root = Path(__file__).resolve().parents[1]
+    found = {p.parent.name: f"energyopt.{p.parent.name}" for p in sorted(root.glob("*/hooks.py"))}
+    try:
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            found.setdefault(ep.name, ep.value)
+    except Exception:  # pragma: no cover - broken metadata must not stop the package
+        pass
+    return found
+
+
+#: Family name -> package whose import registers that family's methods (discovered).
+FAMILY_MODULES: dict[str, str] = _discover()
+
+
+def families() -> list[str]:
+    """The names of the known families, sorted."""
+    return sorted(FAMILY_MODULES)
+
+
+def family_hooks(family: str) -> FamilyHooks:
+    """The :class:`~energyopt.core.family.FamilyHooks` of ``family`` (imports the family)."""
+    _load(family)
+    return importlib.import_module(f"{FAMILY_MODULES[family]}.hooks").HOOKS
+
 
 MethodFunction = Callable[..., Result]
 

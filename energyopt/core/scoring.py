@@ -1,22 +1,37 @@
-"""Turn an evaluated solution into a :class:`Result`, with the checks every family needs.
+"""The one scorer: an evaluated solution becomes a checked :class:`Result`, in every family.
 
-A family's method computes its solution, scores it with the family's own evaluator,
-and hands both here. The checks are the contract's: the evaluator must accept the
-solution, a solver's own objective must agree with the evaluator, and a proven
-bound must not lie above the objective. Each failure is a bug and raises
-:class:`EvaluationMismatchError`.
+A family's method computes its solution and hands it to :func:`score` with the
+family's hooks (:mod:`energyopt.core.family`); the hooks' evaluator scores it (an
+:class:`~energyopt.core.evaluation.Evaluation`). The checks are the contract's:
+the evaluator must accept the solution, a solver's own objective must agree with
+the evaluator, and a proven bound must not lie above the objective. Each failure
+is a bug and raises :class:`EvaluationMismatchError`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from energyopt.core.errors import EvaluationMismatchError
+from energyopt.core.evaluation import Evaluation, Scored, figure_values
 from energyopt.core.gap import gap
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
+
+if TYPE_CHECKING:
+    from energyopt.core.family import FamilyHooks
+
+__all__ = [
+    "OPTIMALITY_RTOL",
+    "Scored",
+    "Tolerance",
+    "gap_closed",
+    "score",
+    "scored_result",
+    "useful_bound",
+]
 
 #: Relative gap within which a bound proves an objective optimal (solvers stop at
 #: relative MIP gaps of 1e-6 to 1e-4; nothing wider is ever called optimal).
@@ -52,16 +67,6 @@ def useful_bound(
 
 
 @dataclasses.dataclass(frozen=True)
-class Scored:
-    """What a family's evaluator says of one solution."""
-
-    objective: float
-    feasible: bool
-    violations: tuple[str, ...] = ()
-    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
-
-
-@dataclasses.dataclass(frozen=True)
 class Tolerance:
     """Objectives agree when ``|a - b| <= max(atol, rtol * |b|)``; ``unit`` is for messages."""
 
@@ -79,7 +84,7 @@ def scored_result(
     instance_id: str,
     method: str,
     solution: Any,
-    scored: Scored | None,
+    scored: Evaluation | None,
     termination: TerminationReason,
     tolerance: Tolerance,
     proven_optimal: bool = False,
@@ -91,7 +96,10 @@ def scored_result(
     extra: dict[str, Any] | None = None,
     positive_objective: bool = False,
 ) -> Result:
-    """A checked :class:`Result` for ``solution`` (``None``: no solution) and its score.
+    """A checked :class:`Result` for ``solution`` (``None``: no solution) and its evaluation.
+
+    Families call :func:`score`, which evaluates and fills in the family's name,
+    tolerance and sign; this is the step below it.
 
     ``proven_optimal`` gives status ``optimal`` only when the bound closes the gap
     (within :data:`OPTIMALITY_RTOL`); otherwise the status is ``feasible`` and a
@@ -116,7 +124,7 @@ def scored_result(
                 f"gives {scored.objective!r}{unit}"
             )
         objective = scored.objective
-        extra.update(scored.extra)
+        extra.update(figure_values(scored))
     bound = useful_bound(bound, positive_objective, objective, extra)
     if scored is not None:
         closed = bound is not None and gap_closed(objective, bound)
@@ -142,4 +150,52 @@ def scored_result(
         solution=solution if scored is not None else None,
         message=message,
         extra=extra,
+    )
+
+
+def score(
+    hooks: FamilyHooks,
+    instance: Any,
+    method: str,
+    solution: Any,
+    *,
+    termination: TerminationReason,
+    evaluation: Evaluation | None = None,
+    **details: Any,
+) -> Result:
+    """Evaluate ``solution`` with the family's evaluator and package a checked :class:`Result`.
+
+    Parameters
+    ----------
+    hooks
+        The family's hooks: its evaluator, tolerance and objective sign.
+    instance, method, solution
+        What was solved, by which method, and its decisions (``None``: no solution).
+    termination
+        Why the method stopped.
+    evaluation
+        An evaluation computed elsewhere (e.g. an expectation), used instead of
+        ``hooks.evaluate(instance, solution)``.
+    **details
+        :func:`scored_result`'s keywords (``proven_optimal``, ``bound``,
+        ``solver_objective``, ``solver``, ``solver_version``, ``message``, ``extra``).
+
+    Raises
+    ------
+    EvaluationMismatchError
+        The evaluator rejects the solution, a solver objective disagrees with it, or
+        a bound lies above the objective: each is a bug.
+    """
+    if evaluation is None and solution is not None:
+        evaluation = hooks.evaluate(instance, solution)
+    return scored_result(
+        family=hooks.name,
+        instance_id=instance.instance_id,
+        method=method,
+        solution=solution,
+        scored=evaluation,
+        termination=termination,
+        tolerance=hooks.tolerance,
+        positive_objective=hooks.positive_objective,
+        **details,
     )

@@ -3,7 +3,7 @@
 Importing this package registers its methods in the ``pipeline`` family:
 exact ``highs``, ``cpsat``, ``bruteforce``, ``exact-frontier``; heuristics
 ``perseus``, ``perseus-exponential`` (frontier crawl), ``envpipe``,
-``envpipe-greedy``, ``zeus-global``, ``zeus-per-stage``.
+``envpipe-greedy``, ``zeus-global``, ``zeus-per-stage`` (and their ``-power`` forms).
 """
 
 from energyopt.pipeline import methods as _methods  # noqa: F401  (registers every method)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from energyopt.core.evaluation import Figure
 from energyopt.core.instance import InstanceError
 from energyopt.pipeline.instance import PemInstance
 
@@ -90,6 +91,17 @@ class PemEvaluation:
     energy_j: float
     start_s: np.ndarray
     violations: tuple[str, ...] = ()
+
+    #: The objective's unit (:class:`energyopt.core.evaluation.Evaluation`).
+    objective_unit: ClassVar[str] = "J"
+
+    @property
+    def objective(self) -> float:
+        """The PEM objective: ``energy_j``."""
+        return self.energy_j
+
+    def figures(self) -> dict[str, Figure]:
+        return {"iteration_time_s": Figure(self.iteration_time_s, "s")}
 
 
 def evaluate(

@@ -27,6 +27,9 @@ from energyopt.pipeline.evaluator import (
     min_energy_choice,
 )
 from energyopt.pipeline.instance import PemInstance
+from energyopt.pipeline.paretoset import energy_at
+
+__all__ = ["PointSolver", "energy_at", "exact_frontier"]  # energy_at: its old home
 
 FAMILY = "pipeline"
 
@@ -148,25 +151,4 @@ def exact_frontier(
         frontier=tuple(points),
         message=message,
         extra={"num_points": len(points)},
-    )
-
-
-def energy_at(
-    instance: PemInstance, frontier: tuple[FrontierPoint, ...], deadline_s: float
-) -> float:
-    """Energy of the best frontier point that meets ``deadline_s``, counted up to it.
-
-    A point (makespan m, energy E at m) also serves any deadline T >= m, at
-    E + P_b S (T - m): its GPUs wait the extra time at the blocking power.
-    Returns ``inf`` when no point meets the deadline.
-    """
-    pb_s = instance.p_blocking_w * instance.num_stages
-    tol = 1e-9 * max(1.0, deadline_s)
-    return min(
-        (
-            p.objective + pb_s * (deadline_s - p.deadline_s)
-            for p in frontier
-            if p.deadline_s <= deadline_s + tol
-        ),
-        default=float("inf"),
     )

@@ -17,6 +17,7 @@ from energyopt.core.highs import SolverOutcome, highs_version
 from energyopt.core.registry import register, solve
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
+from energyopt.core.timelimit import remaining_time
 from energyopt.pipeline import bruteforce as _bf
 from energyopt.pipeline import cpsat as _cpsat
 from energyopt.pipeline import exact as _exact
@@ -26,7 +27,14 @@ from energyopt.pipeline.evaluator import PemSolution, evaluate
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.perseus import perseus_frontier
 from energyopt.pipeline.results import FAMILY, TOLERANCE, pem_result
-from energyopt.pipeline.zeusbaselines import sweep_result, zeus_global_plans, zeus_per_stage_plans
+from energyopt.pipeline.zeusbaselines import (
+    EMULATED,
+    sweep_result,
+    zeus_global_plans,
+    zeus_global_power_plans,
+    zeus_per_stage_plans,
+    zeus_per_stage_power_plans,
+)
 
 __all__ = ["FAMILY", "TOLERANCE", "pem_result"]  # re-exported: older code imports them here
 
@@ -65,10 +73,6 @@ def _no_plan(instance: PemInstance, method: str) -> Result:
         termination=TerminationReason.INFEASIBLE,
         message="no plan meets the deadline (even with every computation at its fastest)",
     )
-
-
-def _remaining(deadline: float | None, tick: float) -> float | None:
-    return None if deadline is None else max(0.05, deadline - (time.perf_counter() - tick))
 
 
 @register(FAMILY, "highs", exact=True, description="PEM MILP (Pyomo) solved by HiGHS")
@@ -239,7 +243,7 @@ def solve_cpsat(
         outcome, choice, bound = _cpsat.solve_cpsat(
             work,
             T,
-            time_limit=_remaining(time_limit, tick),
+            time_limit=remaining_time(time_limit, tick),
             seed=seed,
             resolution_s=resolution,
             energy_unit_j=energy_unit_j,
@@ -436,6 +440,35 @@ def solve_zeus_per_stage(
 ) -> Result:
     """ZeusPerStage (Perseus 6.4): per-stage clocks that balance forward time, swept."""
     return sweep_result(instance, "zeus-per-stage", zeus_per_stage_plans(instance))
+
+
+@register(
+    FAMILY,
+    "zeus-global-power",
+    exact=False,
+    frontier=True,
+    description="ZeusGlobal as printed: one power limit swept (emulated from clock tables)",
+)
+def solve_zeus_global_power(
+    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
+    """ZeusGlobal as Perseus 6.4 prints it: one power limit for all stages (emulated), swept."""
+    return sweep_result(instance, "zeus-global-power", zeus_global_power_plans(instance), EMULATED)
+
+
+@register(
+    FAMILY,
+    "zeus-per-stage-power",
+    exact=False,
+    frontier=True,
+    description="ZeusPerStage as printed: per-stage power limits balancing forward time (emulated)",
+)
+def solve_zeus_per_stage_power(
+    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
+    """ZeusPerStage as Perseus 6.4 prints it: per-stage power limits (emulated), swept."""
+    plans = zeus_per_stage_power_plans(instance)
+    return sweep_result(instance, "zeus-per-stage-power", plans, EMULATED)
 
 
 @register(FAMILY, "envpipe", exact=False, description="EnvPipe envelope planner, balanced")

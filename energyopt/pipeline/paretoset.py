@@ -128,3 +128,20 @@ def best_at(
         return None
     # Energy at T' = C + P_b S T': least C wins.
     return min(ok, key=lambda p: p.objective - pb_s * p.deadline_s)
+
+
+def energy_at(
+    instance: PemInstance, points: Sequence[FrontierPoint], iteration_time_s: float
+) -> float:
+    """Least energy the frontier ``points`` give at ``iteration_time_s``: the one definition.
+
+    A point (makespan m, energy E at m) also serves any iteration time T >= m, at
+    ``E + P_b S (T - m)`` (its GPUs wait the extra time at the blocking power,
+    Perseus Eq. 3); the best such point is :func:`best_at`'s. Returns ``inf``
+    when no point is fast enough.
+    """
+    best = best_at(instance, points, iteration_time_s)
+    if best is None:
+        return float("inf")
+    pb_s = instance.p_blocking_w * instance.num_stages
+    return best.objective + pb_s * (iteration_time_s - best.deadline_s)

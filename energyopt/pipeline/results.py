@@ -9,14 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from energyopt.core.result import Result
-from energyopt.core.scoring import Scored, Tolerance, scored_result
+from energyopt.core.scoring import score
 from energyopt.core.status import TerminationReason
-from energyopt.pipeline.evaluator import PemSolution, evaluate
+from energyopt.pipeline.evaluator import PemSolution
+from energyopt.pipeline.hooks import HOOKS
 from energyopt.pipeline.instance import PemInstance
 
-FAMILY = "pipeline"
+FAMILY = HOOKS.name
 #: How far a solver's objective (or a bound) may stray from the evaluator's.
-TOLERANCE = Tolerance(rtol=1e-6, atol=1e-6, unit="J")
+TOLERANCE = HOOKS.tolerance
 
 
 def pem_result(
@@ -27,29 +28,11 @@ def pem_result(
     termination: TerminationReason,
     **details: Any,
 ) -> Result:
-    """Score ``choice`` with the evaluator and package it as a checked :class:`Result`.
-
-    A solver objective that disagrees with the evaluator, or a solution the
-    evaluator rejects, raises :class:`EvaluationMismatchError`: both are bugs.
+    """Score ``choice`` with the evaluator and package it (:func:`energyopt.core.scoring.score`).
 
     ``details`` are :func:`energyopt.core.scoring.scored_result`'s keywords
     (``proven_optimal``, ``bound``, ``solver_objective``, ``solver``,
     ``solver_version``, ``message``, ``extra``).
     """
-    scored = None
-    if choice is not None:
-        ev = evaluate(instance, PemSolution(choice))
-        scored = Scored(
-            ev.energy_j, ev.feasible, ev.violations, {"iteration_time_s": ev.iteration_time_s}
-        )
-    return scored_result(
-        family=FAMILY,
-        instance_id=instance.instance_id,
-        method=method,
-        solution=None if choice is None else PemSolution(choice),
-        scored=scored,
-        termination=termination,
-        tolerance=TOLERANCE,
-        **details,
-        positive_objective=True,
-    )
+    solution = None if choice is None else PemSolution(tuple(choice))
+    return score(HOOKS, instance, method, solution, termination=termination, **details)

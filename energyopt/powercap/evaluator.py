@@ -10,8 +10,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
+from energyopt.core.evaluation import Figure
 from energyopt.core.instance import InstanceError
 from energyopt.powercap.instance import PowercapInstance, is_power_of_two
 from energyopt.powercap.placement import buddy_place
@@ -67,6 +68,22 @@ class PowercapEvaluation:
     power_w: float
     power_cap_w: float
     violations: tuple[str, ...] = ()
+
+    #: The objective's unit (:class:`energyopt.core.evaluation.Evaluation`).
+    objective_unit: ClassVar[str] = "s"
+
+    @property
+    def objective(self) -> float:
+        """The powercap objective: ``mean_jct_s`` (Eq. 18)."""
+        return self.mean_jct_s
+
+    def figures(self) -> dict[str, Figure]:
+        return {
+            "power_w": Figure(self.power_w, "W"),
+            "power_cap_w": Figure(self.power_cap_w, "W"),
+            "gpus_used": Figure(self.gpus_used),
+            "powered_nodes": Figure(self.powered_nodes),
+        }
 
 
 def evaluate(

@@ -155,6 +155,31 @@ def _lowest_power_clocks(instance: PowercapInstance, st: _State) -> None:
             st.f[j] = min(opts, key=lambda o: (o.power_w, -o.sm_clock_mhz)).sm_clock_mhz
 
 
+NO_START = "the jobs' minimum GPU counts at their lowest-power clocks break the cap"
+
+
+def start_state(instance: PowercapInstance) -> _State | None:
+    """Algorithm 1's starting point: no GPU, each job at its most efficient clock.
+
+    Non-preemptible jobs (not in the paper) keep their minimum GPU count; when that
+    breaks the cap at the efficient clocks, every running job moves to its
+    lowest-power clock. ``None`` when even that breaks the cap or the GPU count.
+    """
+    st = _State(instance)
+    cap = instance.power_cap_w * (1 - 1e-12)
+    for j, job in enumerate(instance.jobs):
+        if job.min_gpus > 0:
+            ns = sorted({o.num_gpus for o in job.options if o.num_gpus >= job.min_gpus})
+            st.n[j] = ns[0]
+            if st.option(j, st.n[j], st.f[j]) is None:
+                st.f[j] = min(o.sm_clock_mhz for o in job.options if o.num_gpus == ns[0])
+    if sum(st.n) <= instance.num_gpus and st.power(st.n, st.f) > cap:
+        _lowest_power_clocks(instance, st)
+    if sum(st.n) > instance.num_gpus or st.power(st.n, st.f) > cap:
+        return None
+    return st
+
+
 def marginal_return_greedy(instance: PowercapInstance) -> GreedyOutcome:
     """Algorithm 1 of PowerFlow on one scheduling event (see the module docstring).
 
@@ -163,24 +188,11 @@ def marginal_return_greedy(instance: PowercapInstance) -> GreedyOutcome:
     increase); a job's key is recomputed only when its configuration changes, as in
     the paper's priority queues (lines 16-17 and 29-30).
     """
-    st = _State(instance)
+    st = start_state(instance)
+    if st is None:
+        return GreedyOutcome(None, 0, 0, NO_START)
     cap = instance.power_cap_w * (1 - 1e-12)
     jobs = range(len(instance.jobs))
-    for j in jobs:
-        m = instance.jobs[j].min_gpus
-        if m > 0:
-            ns = sorted({o.num_gpus for o in instance.jobs[j].options if o.num_gpus >= m})
-            st.n[j] = ns[0]
-            if st.option(j, st.n[j], st.f[j]) is None:
-                st.f[j] = min(
-                    o.sm_clock_mhz for o in instance.jobs[j].options if o.num_gpus == ns[0]
-                )
-    if sum(st.n) <= instance.num_gpus and st.power(st.n, st.f) > cap:
-        _lowest_power_clocks(instance, st)
-    if sum(st.n) > instance.num_gpus or st.power(st.n, st.f) > cap:
-        return GreedyOutcome(
-            None, 0, 0, "the jobs' minimum GPU counts at their lowest-power clocks break the cap"
-        )
     r = instance.gpus_per_node
     idle_w = instance.idle_power_w
     job_w = [st.option(j, st.n[j], st.f[j]).power_w if st.n[j] else 0.0 for j in jobs]

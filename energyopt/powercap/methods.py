@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from energyopt.core.highs import highs_version
 from energyopt.core.milp_solvers import solve_milp
 from energyopt.core.registry import register
 from energyopt.core.result import Result
-from energyopt.core.scoring import Scored, Tolerance, scored_result
+from energyopt.core.scoring import score
 from energyopt.core.status import SolutionStatus, TerminationReason
+from energyopt.core.timelimit import TimeBudget
 from energyopt.powercap import milp as _milp
+from energyopt.powercap.algorithm1 import printed_greedy
 from energyopt.powercap.bruteforce import brute_force
-from energyopt.powercap.evaluator import PowercapSolution, evaluate
+from energyopt.powercap.evaluator import PowercapSolution
 from energyopt.powercap.greedy import marginal_return_greedy
+from energyopt.powercap.hooks import HOOKS
 from energyopt.powercap.instance import PowercapInstance
 
-FAMILY = "powercap"
-#: Relative tolerance between a solver's objective and the evaluator's.
-TOLERANCE = Tolerance(rtol=1e-6, atol=1e-6, unit="s")
+FAMILY = HOOKS.name
+#: Tolerance between a solver's objective and the evaluator's (see the hooks).
+TOLERANCE = HOOKS.tolerance
 
 
 def powercap_result(
@@ -30,41 +32,12 @@ def powercap_result(
     termination: TerminationReason,
     **details: Any,
 ) -> Result:
-    """Score ``config`` with the evaluator and package it as a checked :class:`Result`.
+    """Score ``config`` with the evaluator and package it (:func:`energyopt.core.scoring.score`).
 
-    A solution the evaluator rejects, a solver objective that disagrees with it, or
-    a bound above the objective raise :class:`EvaluationMismatchError` (bugs).
-
-    ``details`` are :func:`energyopt.core.scoring.scored_result`'s keywords
-    (``proven_optimal``, ``bound``, ``solver_objective``, ``solver``,
-    ``solver_version``, ``message``, ``extra``).
+    ``details`` are :func:`energyopt.core.scoring.scored_result`'s keywords.
     """
-    solution = scored = None
-    if config is not None:
-        solution = PowercapSolution(config)
-        ev = evaluate(instance, config)
-        scored = Scored(
-            ev.mean_jct_s,
-            ev.feasible,
-            tuple(ev.violations),
-            {
-                "power_w": ev.power_w,
-                "power_cap_w": ev.power_cap_w,
-                "gpus_used": ev.gpus_used,
-                "powered_nodes": ev.powered_nodes,
-            },
-        )
-    return scored_result(
-        family=FAMILY,
-        instance_id=instance.instance_id,
-        method=method,
-        solution=solution,
-        scored=scored,
-        termination=termination,
-        tolerance=TOLERANCE,
-        **details,
-        positive_objective=True,
-    )
+    solution = None if config is None else PowercapSolution(tuple(config))
+    return score(HOOKS, instance, method, solution, termination=termination, **details)
 
 
 #: Seconds to build the event MILP per job (about 3 ms measured at 640 jobs, doubled):
@@ -89,13 +62,13 @@ def solve_highs(
 
     ``solver`` picks another Pyomo MILP solver (:mod:`energyopt.core.milp_solvers`).
     """
-    tick = time.perf_counter()
+    budget = TimeBudget(time_limit)
     greedy = marginal_return_greedy(instance) if warm_start else None
-    remaining = None if time_limit is None else time_limit - (time.perf_counter() - tick)
+    remaining = budget.remaining(floor=0.0)
     too_big = remaining is not None and remaining < BUILD_S_PER_JOB * len(instance.jobs)
     if not too_big:
         model = _milp.build_model(instance)
-        remaining = None if time_limit is None else time_limit - (time.perf_counter() - tick)
+        remaining = budget.remaining(floor=0.0)
     if (too_big or (remaining is not None and remaining <= 0.05)) and greedy is not None:
         # Building the model used the time: report the warm start, without a bound.
         return powercap_result(
@@ -110,7 +83,7 @@ def solve_highs(
     start = None
     if greedy is not None and greedy.config is not None:
         start = _milp.warm_start_values(model, instance, greedy.config)
-    remaining = None if remaining is None else max(0.05, remaining)
+    remaining = budget.remaining()
     # HiGHS' presolve checks the time limit only between its passes: at 640 jobs one
     # pass took 4 s against a 1.7 s remainder, while without presolve the root LP
     # gives a bound (and a 0.1 % gap) inside the limit.
@@ -163,6 +136,35 @@ def solve_greedy(
         "greedy",
         g.config,
         termination=TerminationReason.COMPLETED,
+        extra={"gpu_steps": g.gpu_steps, "clock_steps": g.clock_steps},
+    )
+
+
+@register(
+    FAMILY,
+    "greedy-printed",
+    exact=False,
+    description="PowerFlow Algorithm 1 as printed: one GPU per step, stored priorities",
+)
+def solve_greedy_printed(
+    instance: PowercapInstance, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
+    """Algorithm 1 as printed (:mod:`energyopt.powercap.algorithm1`); deterministic."""
+    g = printed_greedy(instance)
+    if g.config is None:
+        return powercap_result(
+            instance,
+            "greedy-printed",
+            None,
+            termination=TerminationReason.INFEASIBLE,
+            message=g.message,
+        )
+    return powercap_result(
+        instance,
+        "greedy-printed",
+        g.config,
+        termination=TerminationReason.COMPLETED,
+        message=g.message,
         extra={"gpu_steps": g.gpu_steps, "clock_steps": g.clock_steps},
     )
 

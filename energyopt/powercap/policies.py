@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from energyopt.powercap.algorithm1 import printed_greedy
 from energyopt.powercap.greedy import marginal_return_greedy
 from energyopt.powercap.instance import (
     EventJob,
@@ -108,7 +109,8 @@ class PowerFlowPolicy:
     eta
         Power-cap fraction (Eq. 19).
     method
-        ``"greedy"`` or ``"highs"``.
+        ``"greedy"`` (energyopt's Algorithm 1, default), ``"greedy-printed"``
+        (Algorithm 1 as printed) or any registered powercap method (``"highs"``).
     record
         Keep every event instance in ``self.events`` (for the gap table).
     """
@@ -138,6 +140,8 @@ class PowerFlowPolicy:
             self.events.append(inst)
         if self.method == "greedy":
             config = marginal_return_greedy(inst).config
+        elif self.method == "greedy-printed":
+            config = printed_greedy(inst).config
         else:
             from energyopt.core.registry import solve
 

@@ -21,7 +21,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
+from energyopt.core.evaluation import Figure
 from energyopt.tuning.cost import energy_time_cost, epoch_cost
 from energyopt.tuning.instance import TuningInstance
 from energyopt.tuning.replay import Run
@@ -43,6 +45,20 @@ class Evaluation:
     recurrence_energy_j: tuple[float, ...]
     recurrence_time_s: tuple[float, ...]
     run_cost: tuple[float, ...]
+
+    #: The objective's unit (:class:`energyopt.core.evaluation.Evaluation`).
+    objective_unit: ClassVar[str] = "J"
+
+    @property
+    def objective(self) -> float:
+        """The tuning objective: ``total_cost``, the cumulative cost (Eq. 4)."""
+        return self.total_cost
+
+    def figures(self) -> dict[str, Figure]:
+        return {
+            "total_energy_j": Figure(self.total_energy_j, "J"),
+            "total_time_s": Figure(self.total_time_s, "s"),
+        }
 
 
 def run_figures(inst: TuningInstance, run: Run) -> tuple[float, float, float]:
@@ -191,3 +207,23 @@ def default_expected_cost(inst: TuningInstance) -> float | None:
     """Expected recurrence cost of Default (b0 at MAXPOWER); None if b0 can fail."""
     ref = exact_reference(inst)
     return ref.expected_cost.get((inst.default_batch_size, max(inst.power_limits_w)))
+
+
+def expected_recurrence_cost(inst: TuningInstance, batch_size: int, power_limit_w: float) -> float:
+    """Expected cost of one recurrence that always runs (b, p), without early stopping.
+
+    Each run samples a recorded path; a path that misses the target within
+    ``max_epochs`` trains ``max_epochs`` and the run is retried. With a miss
+    probability q the expected number of missed runs is ``q / (1 - q)``, so the cost
+    is ``(mean epochs of the paths that reach + q / (1 - q) max_epochs) EpochCost(b, p)``;
+    ``inf`` when no path reaches the target. (The replay gives up after
+    ``MAX_TRIES`` runs; its chance is ``q ** MAX_TRIES``, left out.)
+    """
+    i, j = inst.index_of_batch(batch_size), inst.index_of_power(power_limit_w)
+    c = epoch_cost(inst.epoch_time_s[i][j], inst.avg_power_w[i][j], inst.eta, inst.max_power_w)
+    paths = inst.target_epochs[i]
+    ok = [e for e in paths if e is not None and e <= inst.max_epochs]
+    if not ok:
+        return math.inf
+    q = 1 - len(ok) / len(paths)
+    return (sum(ok) / len(ok) + q / (1 - q) * inst.max_epochs) * c

@@ -21,6 +21,7 @@ import dataclasses
 import heapq
 import itertools
 import math
+import time
 from typing import Any, Protocol
 
 import numpy as np
@@ -129,7 +130,16 @@ def _threshold(inst: TuningInstance, policy: Policy, min_cost: float) -> float:
     return inst.beta * min_cost
 
 
-def replay(instance: TuningInstance, policy: Policy, rng: np.random.Generator) -> ReplayLog:
+def _out_of_time(stop_at: float | None) -> bool:
+    return stop_at is not None and time.perf_counter() >= stop_at
+
+
+def replay(
+    instance: TuningInstance,
+    policy: Policy,
+    rng: np.random.Generator,
+    stop_at: float | None = None,
+) -> ReplayLog:
     """Replay ``instance.recurrences`` recurrences one after another.
 
     Parameters
@@ -141,6 +151,9 @@ def replay(instance: TuningInstance, policy: Policy, rng: np.random.Generator) -
     rng
         Generator for sampling training paths (keep it separate from the
         policy's, so that two policies see comparable paths).
+    stop_at
+        ``time.perf_counter()`` value at which no new recurrence starts; the log's
+        ``recurrences`` then counts the ones replayed (a time limit).
 
     Raises
     ------
@@ -149,7 +162,11 @@ def replay(instance: TuningInstance, policy: Policy, rng: np.random.Generator) -
     """
     runs: list[Run] = []
     min_cost, skipped, clock = math.inf, 0, 0.0
+    done = 0
     for t in range(instance.recurrences):
+        if _out_of_time(stop_at):
+            break
+        done = t + 1
         acc = 0.0
         for _ in range(MAX_TRIES):
             b, p, profiled = policy.next_config()
@@ -170,7 +187,7 @@ def replay(instance: TuningInstance, policy: Policy, rng: np.random.Generator) -
                 break
         else:
             raise ReplayError(f"recurrence {t}: target not reached in {MAX_TRIES} runs")
-    return ReplayLog(tuple(runs), instance.recurrences, skipped)
+    return ReplayLog(tuple(runs), done, skipped)
 
 
 def replay_concurrent(
@@ -178,8 +195,12 @@ def replay_concurrent(
     policy: Policy,
     rng: np.random.Generator,
     arrivals_s: list[float],
+    stop_at: float | None = None,
 ) -> ReplayLog:
     """Replay recurrences submitted at ``arrivals_s`` (seconds, one per recurrence).
+
+    With ``stop_at`` (a ``time.perf_counter()`` value) no recurrence is submitted
+    after it; those in flight finish, and the log counts the ones submitted.
 
     A run lasts its training time. The policy observes a run when it finishes,
     so jobs submitted while others are in flight are decided without their
@@ -228,9 +249,13 @@ def replay_concurrent(
             else:
                 submit(run.recurrence, end)
 
+    done = 0
     for t, now in enumerate(arrivals_s):
+        if _out_of_time(stop_at):
+            break
         reap(now)
         submit(t, float(now))
+        done = t + 1
     reap(math.inf)
     runs.sort(key=lambda r: (r.recurrence, r.start_s))
-    return ReplayLog(tuple(runs), instance.recurrences, skipped)
+    return ReplayLog(tuple(runs), done, skipped)

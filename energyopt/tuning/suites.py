@@ -1,10 +1,14 @@
 """Benchmark suites of the tuning family: ``suite("smoke")`` and ``suite("paper")``.
 
-``paper`` is the paper's setting (Sec. 6.2): the six workloads of Table 1 on
-V100 and A40 from the Zeus trace in ``../shared/data/zeus-nsdi23/``, eta = 0.5,
-beta = 2, 2 x |B| x |P| recurrences. Without that folder it falls back to
-generated instances of the same scale (|B| = 10, |P| = 7), labelled as such in
-``source``.
+``paper`` is the paper's setting (Sec. 6.2): the six workloads of Table 1 from a
+folder of Zeus-format traces (default ``../shared/data/zeus-nsdi23/``, which holds
+V100 and A40), eta = 0.5, beta = 2, 2 x |B| x |P| recurrences. Every
+``summary_power_<gpu>.csv`` beside ``summary_train.csv`` is used: the GPU list is
+read from the folder, so any trace in that format works. A workload that a GPU's
+trace lacks is left out, and a missing paper default batch size is substituted
+(:func:`energyopt.tuning.trace.substitute_default_batch_size`); both are reported
+by :func:`paper_trace_notes`. Without a trace the suite falls back to generated
+instances of the same scale (|B| = 10, |P| = 7), labelled as such in ``source``.
 """
 
 from __future__ import annotations
@@ -13,18 +17,33 @@ from pathlib import Path
 
 from energyopt.tuning.generators import synthetic_instance
 from energyopt.tuning.instance import TuningInstance
-from energyopt.tuning.trace import zeus_trace_instances
+from energyopt.tuning.trace import trace_gpus, zeus_trace_instances
 
 #: Where the shared Zeus trace lives, relative to the repository root.
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "zeus-nsdi23"
-GPUS = ("v100", "a40")
 
 
 def trace_available(data_dir: Path = DATA) -> bool:
-    return all(
-        (data_dir / f).exists()
-        for f in ("summary_train.csv", *(f"summary_power_{g}.csv" for g in GPUS))
-    )
+    """Whether ``data_dir`` holds a Zeus-format trace: the train table and a power table."""
+    return (Path(data_dir) / "summary_train.csv").exists() and bool(trace_gpus(data_dir))
+
+
+def paper_trace_instances(data_dir: Path = DATA) -> tuple[list[TuningInstance], list[str]]:
+    """The paper suite's instances from a trace folder, and what was left out or substituted."""
+    notes: list[str] = []
+    out: list[TuningInstance] = []
+    for gpu in trace_gpus(data_dir):
+        out.extend(zeus_trace_instances(data_dir, gpu, eta=0.5, beta=2.0, notes=notes))
+    for inst in out:
+        note = inst.source.get("default_batch_size_note")
+        if note:
+            notes.append(f"{inst.gpu}: {inst.name}: {note}")
+    return out, notes
+
+
+def paper_trace_notes(data_dir: Path = DATA) -> list[str]:
+    """Lines saying which workloads a trace lacks and which default batch sizes were replaced."""
+    return paper_trace_instances(data_dir)[1] if trace_available(data_dir) else []
 
 
 def suite(name: str, data_dir: Path | None = None) -> list[TuningInstance]:
@@ -48,10 +67,7 @@ def suite(name: str, data_dir: Path | None = None) -> list[TuningInstance]:
     if name == "paper":
         data_dir = DATA if data_dir is None else Path(data_dir)
         if trace_available(data_dir):
-            out: list[TuningInstance] = []
-            for gpu in GPUS:
-                out.extend(zeus_trace_instances(data_dir, gpu, eta=0.5, beta=2.0))
-            return out
+            return paper_trace_instances(data_dir)[0]
         return [
             synthetic_instance(
                 seed,

@@ -269,13 +269,6 @@ def instance_from_trace(
         batch_sizes.append(int(b))
     if not batch_sizes:
         raise InstanceError(f"{pwhere} + {twhere}: no batch size of {spec.name} has both traces")
-    b0 = spec.default_batch_size
-    if b0 not in batch_sizes:
-        smaller = [b for b in batch_sizes if b <= b0]
-        if not smaller:
-            raise InstanceError(f"default_batch_size = {b0}: none of {batch_sizes} is <= it")
-        skipped.append(f"default batch size {b0} unavailable; using {smaller[-1]}")
-        b0 = smaller[-1]
     times, powers, paths = [], [], []
     for b in batch_sizes:
         rows = table[table.batch_size == b].sort_values("power_limit")
@@ -283,6 +276,14 @@ def instance_from_trace(
         powers.append(tuple(float(x) for x in rows.average_power))
         eps = tr.loc[tr.batch_size == b, "target_epoch"]
         paths.append(tuple(None if pd.isna(e) else int(e) for e in eps))
+    consistent = [
+        b
+        for b, runs in zip(batch_sizes, paths)
+        if all(e is not None and e <= spec.max_epochs for e in runs)
+    ]
+    b0, b0_note = substitute_default_batch_size(spec.default_batch_size, batch_sizes, consistent)
+    if b0_note:
+        skipped.append(b0_note)
     return TuningInstance(
         name=spec.name,
         gpu=gpu,
@@ -303,8 +304,34 @@ def instance_from_trace(
             "optimizer": spec.optimizer,
             "target_metric": spec.target_metric,
             "skipped": skipped,
+            **({"default_batch_size_note": b0_note} if b0_note else {}),
         },
     )
+
+
+def substitute_default_batch_size(
+    b0: int, batch_sizes: list[int], consistent: list[int]
+) -> tuple[int, str]:
+    """The default batch size used when the paper's b0 is not in a GPU's trace.
+
+    Rule (docs/tuning.md): b0 itself when the trace has it; otherwise the largest
+    batch size below b0 whose every recorded run reaches the target within
+    ``max_epochs`` (a smaller GPU could not fit b0; the Zeus paper's baseline, when
+    a model has no published default, is the largest batch size that consistently
+    reaches the target, Fig. 1); otherwise the largest below b0; otherwise the
+    smallest above it. Returns the size and a note saying what was substituted
+    (empty when nothing was).
+    """
+    if b0 in batch_sizes:
+        return b0, ""
+    for pool, why in (
+        ([b for b in consistent if b < b0], "largest below it whose every run reaches the target"),
+        ([b for b in batch_sizes if b < b0], "largest below it; some of its runs miss the target"),
+    ):
+        if pool:
+            return pool[-1], f"default batch size {b0} not in the trace; using {pool[-1]} ({why})"
+    above = min(batch_sizes)
+    return above, f"default batch size {b0} not in the trace; using {above} (none below it)"
 
 
 def zeus_trace_instances(
@@ -314,13 +341,42 @@ def zeus_trace_instances(
     eta: float = 0.5,
     beta: float | None = 2.0,
     workloads: list[str] | None = None,
+    notes: list[str] | None = None,
 ) -> list[TuningInstance]:
-    """The paper's workloads on ``gpu`` from a folder holding the Zeus trace files."""
+    """The paper's workloads on ``gpu`` from a folder holding the Zeus trace files.
+
+    With ``workloads=None`` every workload of Table 1 that the GPU's power trace
+    holds is built; the others are left out, each with a line appended to
+    ``notes`` (when given). Workloads named explicitly must be there.
+    """
     data_dir = Path(data_dir)
     power = read_power_trace(data_dir / f"summary_power_{gpu}.csv")
     train = read_train_trace(data_dir / "summary_train.csv")
     names = workloads or list(PAPER_WORKLOADS)
-    return [
-        instance_from_trace(power, train, PAPER_WORKLOADS[n], gpu=gpu, eta=eta, beta=beta)
-        for n in names
-    ]
+    out = []
+    for n in names:
+        spec = PAPER_WORKLOADS[n]
+        if workloads is None and not _has_workload(power, spec):
+            if notes is not None:
+                notes.append(
+                    f"{gpu}: {spec.name} ({spec.optimizer}) not in the power trace; left out"
+                )
+            continue
+        out.append(instance_from_trace(power, train, spec, gpu=gpu, eta=eta, beta=beta))
+    return out
+
+
+def _has_workload(power: pd.DataFrame, spec: WorkloadSpec) -> bool:
+    return bool(
+        (
+            (power.dataset == spec.dataset)
+            & (power.network == spec.network)
+            & (power.optimizer.str.lower() == spec.optimizer.lower())
+        ).any()
+    )
+
+
+def trace_gpus(data_dir: str | Path) -> list[str]:
+    """GPU names of the Zeus-format power traces in ``data_dir`` (``summary_power_<gpu>.csv``)."""
+    prefix = "summary_power_"
+    return sorted(p.stem[len(prefix) :] for p in Path(data_dir).glob(f"{prefix}*.csv"))

@@ -1,26 +1,15 @@
-"""PEM frontier cross-check: no point of any method below a proven exact frontier."""
+"""Frontier cross-check (PEM instances): no point of any method below a proven exact frontier."""
 
 from __future__ import annotations
 
 import json
 
-import pytest
 from benchutil import fake_record
 
 from energyopt.bench.cells import make_cell
-from energyopt.bench.frontiers import exact_energy_at, frontier_contradictions
+from energyopt.bench.frontiers import frontier_contradictions
 from energyopt.bench.store import ResultsStore
 from energyopt.pipeline import random_dag_instance
-
-
-def test_exact_energy_at_by_hand():
-    # Points (makespan s, energy J) = (1, 10) and (2, 7), P_b * S = 2 W:
-    # E*(1.5) = 10 + 2 * 0.5 = 11 (only the first point is fast enough);
-    # E*(2.0) = min(10 + 2 * 1, 7 + 0) = 7; nothing is feasible at 0.9 s.
-    pts = [(1.0, 10.0), (2.0, 7.0)]
-    assert exact_energy_at(pts, 2.0, 1.5) == pytest.approx(11.0)
-    assert exact_energy_at(pts, 2.0, 2.0) == pytest.approx(7.0)
-    assert exact_energy_at(pts, 2.0, 0.9) is None
 
 
 def test_points_below_the_exact_frontier_are_flagged(tmp_path):

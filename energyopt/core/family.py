@@ -1,0 +1,82 @@
+"""What a family tells the generic layers (scoring, bench, report) about itself.
+
+Each family module ``energyopt/<family>/hooks.py`` defines ``HOOKS``, a
+:class:`FamilyHooks`. The registry finds the families by those modules
+(:func:`energyopt.core.registry.families`) and hands their hooks out
+(:func:`energyopt.core.registry.family_hooks`); the bench and the report ask the
+hooks for everything family-specific, so they name no family themselves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from energyopt.core.evaluation import Evaluation
+from energyopt.core.result import FrontierPoint
+from energyopt.core.scoring import Tolerance
+
+
+def default_display_name(instance: Any) -> str:
+    """The instance's ``name``, or the first 8 characters of its id without one."""
+    return getattr(instance, "name", "") or instance.instance_id[:8]
+
+
+@dataclasses.dataclass(frozen=True)
+class FamilyHooks:
+    """One family's answers to the generic layers.
+
+    Attributes
+    ----------
+    name
+        The family's name (``instance.family``, ``Result.family``).
+    title
+        A human title for reports (``"Pipeline energy minimization (PEM)"``).
+    objective_name, objective_unit
+        What the objective is and its unit (``"energy"``, ``"J"``).
+    evaluate
+        ``evaluate(instance, solution) -> Evaluation``: the independent checker.
+    tolerance
+        How far a solver's objective (or a bound) may stray from the evaluator's.
+    positive_objective
+        The objective is >= 0 by construction: a bound <= 0 under a positive
+        objective says nothing (it is dropped).
+    display_name
+        ``display_name(instance) -> str`` for tables and plots.
+    frontier_objective_at
+        For families whose methods return frontiers of (time, objective) points:
+        ``frontier_objective_at(instance, points, time_s)``, the best objective the
+        points give at that time (``inf`` when none meets it). ``None`` otherwise.
+    frontier_time_name
+        What a frontier point's time is (axis label).
+    plots
+        Names of the :mod:`energyopt.plot` functions that apply to this family's
+        results besides the generic ones (gap distribution, performance profiles,
+        heatmap).
+    """
+
+    name: str
+    title: str
+    objective_name: str
+    objective_unit: str
+    evaluate: Callable[[Any, Any], Evaluation]
+    tolerance: Tolerance
+    positive_objective: bool = True
+    display_name: Callable[[Any], str] = default_display_name
+    frontier_objective_at: Callable[[Any, Sequence[FrontierPoint], float], float] | None = None
+    frontier_time_name: str = "time"
+    plots: tuple[str, ...] = ()
+
+    @property
+    def objective_label(self) -> str:
+        """``"energy (J)"``: the objective's name with its unit."""
+        return (
+            f"{self.objective_name} ({self.objective_unit})"
+            if self.objective_unit
+            else (self.objective_name)
+        )
+
+    @property
+    def has_frontiers(self) -> bool:
+        return self.frontier_objective_at is not None

@@ -1,0 +1,26 @@
+"""What the tuning family tells the generic layers (core.family.FamilyHooks)."""
+
+from __future__ import annotations
+
+from energyopt.core.family import FamilyHooks
+from energyopt.core.scoring import Tolerance
+from energyopt.tuning.evaluator import Evaluation, evaluate
+from energyopt.tuning.instance import TuningInstance
+from energyopt.tuning.replay import ReplayLog
+
+
+def _evaluate(instance: TuningInstance, log: ReplayLog) -> Evaluation:
+    """A replay's solution is its log; the evaluator checks its runs."""
+    return evaluate(instance, log.runs)
+
+
+HOOKS = FamilyHooks(
+    name="tuning",
+    title="Recurring-job tuning (Zeus)",
+    objective_name="cumulative cost",
+    objective_unit="J",
+    evaluate=_evaluate,
+    # A realized cost may not fall below the proven floor (T * c_floor) at all.
+    tolerance=Tolerance(rtol=1e-9, atol=0.0, unit="J"),
+    plots=("zeus_regret",),
+)
