@@ -189,3 +189,25 @@ def test_blocking_power_presets_and_override(tmp_path):
         instance_from_perseus_profile(path, 4, gpu="h100")
     with pytest.raises(InstanceError, match="p_blocking_w = True"):
         instance_from_perseus_profile(path, 4, p_blocking_w=True)
+
+
+@pytest.mark.parametrize(
+    "column, value, match",
+    [
+        ("knob_value", "1410.7", "knob_value = 1410.7: must be an integer"),
+        ("batch_size", "2.5", "batch_size = 2.5: must be an integer"),
+        ("samples", "True", "samples = 'True'"),
+        ("time_s", "1e400", "time_s = inf: must be finite"),
+    ],
+)
+def test_energyopt_profile_fields_are_strict(tmp_path, column, value, match):
+    from energyopt.profiles.schema import read_profile
+
+    path = tmp_path / "p.csv"
+    path.write_text(csv_text(PERSEUS_HEADER, perseus_rows()))
+    df = read_perseus_stage_profile(path)
+    df[column] = df[column].astype(object)
+    df.loc[2, column] = value
+    df.to_csv(path, index=False)
+    with pytest.raises(InstanceError, match=rf"^{path}, row 2: {match}"):
+        read_profile(path)
