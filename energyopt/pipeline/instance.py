@@ -92,7 +92,11 @@ class PemInstance(InstanceBase):
     def __post_init__(self) -> None:
         object.__setattr__(self, "tables", MappingProxyType(dict(self.tables)))
         object.__setattr__(self, "computations", tuple(self.computations))
-        object.__setattr__(self, "edges", tuple((int(a), int(b)) for a, b in self.edges))
+        edges = tuple(
+            (V.integer(f"edges[{k}][0]", a), V.integer(f"edges[{k}][1]", b))
+            for k, (a, b) in enumerate(self.edges)
+        )
+        object.__setattr__(self, "edges", edges)
         self._validate()
 
     # -- construction -------------------------------------------------------------
