@@ -141,7 +141,10 @@ class CapacityInstance(InstanceBase):
             table = MappingProxyType(
                 {str(k): tuple(float(t) for t in v) for k, v in dict(j.epoch_time_s).items()}
             )
-            run = None if j.running is None else (int(j.running[0]), int(j.running[1]))
+            run = None
+            if j.running is not None:
+                where = f"jobs[{len(jobs)}].running"
+                run = (V.integer(where, j.running[0]), V.integer(where, j.running[1]))
             jobs.append(dataclasses.replace(j, epoch_time_s=table, running=run))
         object.__setattr__(self, "jobs", tuple(jobs))
         self._validate()

@@ -10,6 +10,9 @@ from typing import Any, ClassVar
 from energyopt.core.errors import InstanceError
 from energyopt.core.validate import fail, number
 
+#: The largest instance file read (the biggest in the library is ~0.3 MiB).
+MAX_FILE_BYTES = 256 * 2**20
+
 #: Family name -> instance class, filled by the families' modules.
 INSTANCE_TYPES: dict[str, type[InstanceBase]] = {}
 
@@ -136,8 +139,15 @@ def _read_source(source: str | Path) -> tuple[str, str]:
             return "<text>", source
     where = str(source)
     try:
-        return where, Path(source).read_text()
+        size = Path(source).stat().st_size
+        text = None if size > MAX_FILE_BYTES else Path(source).read_text()
     except OSError as exc:
         raise InstanceError(f"{where}: cannot read: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, ValueError):
         raise InstanceError(f"{where}: not a text file") from None
+    if text is None:
+        raise InstanceError(
+            f"{where}: {size / 2**20:.0f} MiB, more than an instance file may hold "
+            f"({MAX_FILE_BYTES // 2**20} MiB)"
+        )
+    return where, text

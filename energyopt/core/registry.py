@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from energyopt.core.errors import EvaluationMismatchError
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
+from energyopt.core.validate import options_like_defaults
 
 if TYPE_CHECKING:
     from energyopt.core.family import FamilyHooks
@@ -213,6 +214,7 @@ def solve(
         inspect.signature(m.function).bind(instance, time_limit=time_limit, seed=seed, **options)
     except TypeError as exc:
         raise ValueError(f"method {method!r} of family {family!r}: {exc}") from None
+    options_like_defaults(m.function, options)  # -o tau_s=true is no number
     tick = time.perf_counter()
     try:
         result = m.function(instance, time_limit=time_limit, seed=seed, **options)

@@ -92,7 +92,11 @@ class PemInstance(InstanceBase):
     def __post_init__(self) -> None:
         object.__setattr__(self, "tables", MappingProxyType(dict(self.tables)))
         object.__setattr__(self, "computations", tuple(self.computations))
-        object.__setattr__(self, "edges", tuple((int(a), int(b)) for a, b in self.edges))
+        edges = tuple(
+            (V.integer(f"edges[{k}][0]", a), V.integer(f"edges[{k}][1]", b))
+            for k, (a, b) in enumerate(self.edges)
+        )
+        object.__setattr__(self, "edges", edges)
         self._validate()
 
     # -- construction -------------------------------------------------------------
@@ -293,7 +297,8 @@ class PemInstance(InstanceBase):
 
         Sizes are checked against the option tables before any DAG is built: a
         schedule needs a forward and a backward table per stage, and at most
-        :data:`MAX_COMPUTATIONS` computations are accepted.
+        :data:`MAX_COMPUTATIONS` computations are accepted (:data:`MAX_EXPLICIT_COMPUTATIONS`
+        in an explicit DAG).
         """
         V.version(data)
         V.fields(data, "pipeline instance", required=("family",), optional=_OPTIONAL)
@@ -324,10 +329,11 @@ class PemInstance(InstanceBase):
                     raise V.fail(key, "...", why)
             return cls.from_schedule(schedule, num_stages, M, **common)
         comps_raw = V.sequence(
-            "computations", _required(data, "computations"), max_length=MAX_COMPUTATIONS
+            "computations", _required(data, "computations"), max_length=MAX_EXPLICIT_COMPUTATIONS
         )
         comps = [_computation(k, c) for k, c in enumerate(comps_raw)]
-        edges_raw = V.sequence("edges", _required(data, "edges"), max_length=10 * MAX_COMPUTATIONS)
+        edges = _required(data, "edges")
+        edges_raw = V.sequence("edges", edges, max_length=10 * MAX_EXPLICIT_COMPUTATIONS)
         edges = [_edge(k, e) for k, e in enumerate(edges_raw)]
         mb = data.get("num_microbatches")
         return cls(
@@ -425,8 +431,12 @@ _OPTIONAL = (
     "edges",
 )
 
-#: The largest DAG accepted from data (GPT-3 8 x 96 has 1,536 computations).
-MAX_COMPUTATIONS = 1_000_000
+#: The largest schedule DAG accepted from data (GPT-3 8 x 96 has 1,536 computations;
+#: 100,000 take ~2 s to build, a million ~25 s and gigabytes, before any method runs).
+MAX_COMPUTATIONS = 100_000
+#: The largest explicit DAG: its stage-order check keeps a reachability bit set per
+#: computation, quadratic in their number (20,000 take ~0.1 s and ~25 MB).
+MAX_EXPLICIT_COMPUTATIONS = 20_000
 
 
 def _required(data: dict[str, Any], key: str) -> Any:

@@ -30,6 +30,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from energyopt.core import validate as V
 from energyopt.core.instance import InstanceError
 from energyopt.core.paths import output_file, raised_as_output_error
 
@@ -98,34 +99,40 @@ def validate_profile(df: pd.DataFrame, where: str = "profile") -> pd.DataFrame:
     """
     import pandas as pd
 
-    missing = [c for c in COLUMNS if c not in df.columns]
-    if missing:
-        raise InstanceError(f"{where}: missing column(s) {', '.join(missing)}")
+    V.columns(where, list(df.columns), COLUMNS)
     if df.empty:
         raise InstanceError(f"{where}: no rows")
     out = df.copy()
-    for col in ("knob_value", "time_s", "energy_j"):
-        out[col] = pd.to_numeric(out[col], errors="coerce")
-    for col in ("batch_size", "samples"):
-        out[col] = pd.to_numeric(out[col], errors="coerce")
-    for idx, row in out.iterrows():
-        if row["knob"] not in KNOBS:
-            raise InstanceError(
-                f"{where}, row {idx}: knob = {row['knob']!r}: expected one of {KNOBS}"
-            )
-        for col in ("knob_value", "time_s", "energy_j", "batch_size", "samples"):
-            v = row[col]
-            if v is None or not math.isfinite(float(v)) or float(v) < 0:
-                raise InstanceError(
-                    f"{where}, row {idx}: {col} = {df.loc[idx, col]!r}: "
-                    "must be a finite number >= 0"
-                )
-        if row["samples"] < 1:
-            raise InstanceError(f"{where}, row {idx}: samples = {row['samples']!r}: must be >= 1")
+    has_stage = "stage" in out.columns
+    for idx, row in enumerate(out.to_dict("records")):
+        try:
+            _check_row(row, has_stage)
+        except InstanceError as exc:
+            raise InstanceError(f"{where}, row {out.index[idx]}: {exc}") from None
+    for col in ("knob_value", "time_s", "energy_j", "batch_size", "samples"):
+        out[col] = pd.to_numeric(out[col])
     out["batch_size"] = out["batch_size"].astype(int)
     out["samples"] = out["samples"].astype(int)
     extra = [c for c in out.columns if c not in COLUMNS]
     return out[list(COLUMNS) + extra]
+
+
+def _check_row(row: dict[str, Any], has_stage: bool) -> None:
+    """One profile row, strictly: clocks, batch sizes, samples and stages are integers."""
+    knob = row["knob"]
+    if knob not in KNOBS:
+        raise V.fail("knob", knob, f"expected one of {', '.join(KNOBS)}")
+    if knob == "sm_clock_mhz":
+        V.integer("knob_value", V.csv_cell(row["knob_value"]), minimum=1, maximum=None)
+    else:
+        V.number("knob_value", V.csv_cell(row["knob_value"]), minimum=0.0)
+    V.number("time_s", V.csv_cell(row["time_s"]), minimum=0.0)
+    V.number("energy_j", V.csv_cell(row["energy_j"]), minimum=0.0)
+    V.integer("batch_size", V.csv_cell(row["batch_size"]), minimum=0, maximum=None)
+    V.integer("samples", V.csv_cell(row["samples"]), minimum=1, maximum=None)
+    stage = row.get("stage") if has_stage else None
+    if stage is not None and not (isinstance(stage, float) and math.isnan(stage)):
+        V.integer("stage", V.csv_cell(stage), minimum=0)
 
 
 def write_profile(
@@ -166,9 +173,14 @@ def read_profile(path: str | Path) -> pd.DataFrame:
             f"{path}: Parquet needs the optional pyarrow package (pip install pyarrow)"
         ) from None
     except (OSError, ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InstanceError(f"{path}: cannot read profile: {exc}") from None
+        raise InstanceError(f"{path}: cannot read profile: {V.one_line(exc)}") from None
     df = validate_profile(df, str(path))
     meta = Path(str(path) + ".meta.json")
     if meta.exists():
-        df.attrs.update(json.loads(meta.read_text()))
+        try:
+            df.attrs.update(V.mapping("metadata", json.loads(meta.read_text())))
+        except (ValueError, RecursionError, OSError) as exc:
+            raise InstanceError(
+                f"{meta}: not a JSON object of metadata ({V.one_line(exc)})"
+            ) from None
     return df

@@ -237,3 +237,52 @@ def check_message(message: str, where: str, fields: set[str], label: str) -> Non
     assert not RAW_PYTHON.search(message), f"{label}: raw Python message: {message!r}"
     named = any(f in message for f in fields) or WHOLE_FILE.search(message)
     assert named, f"{label}: message names no field: {message!r}"
+
+
+# -- CSV files ---------------------------------------------------------------------------
+
+
+def csv_text(header: list[str], rows: list[list[Any]]) -> str:
+    lines = [",".join(header)]
+    lines += [",".join("" if v is None else str(v) for v in row) for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def mutate_csv(
+    header: list[str],
+    rows: list[list[Any]],
+    invalid: dict[str, list[str]],
+    rng: random.Random,
+    optional: tuple[str, ...] = (),
+) -> tuple[str, str, bool]:
+    """One hostile variant of a CSV table: ``(label, text, must_be_refused)``.
+
+    ``invalid`` lists, per column, cell values that are never valid there (a fraction
+    in an integer column, ``inf``, a boolean ...): a variant with one of them must be
+    refused, and so must one without a column that is not ``optional``. Other variants
+    (a repeated or truncated row) may be accepted, but never with a traceback.
+    """
+    rows = [list(r) for r in rows]
+    kind = rng.randrange(8)
+    if kind <= 3:
+        col = rng.choice(sorted(invalid))
+        r = rng.randrange(len(rows))
+        value = rng.choice(invalid[col])
+        rows[r][header.index(col)] = value
+        return f"row {r + 2}: {col} = {value!r}", csv_text(header, rows), True
+    if kind == 4:
+        col = rng.randrange(len(header))
+        name = header[col]
+        rows = [r[:col] + r[col + 1 :] for r in rows]
+        text = csv_text(header[:col] + header[col + 1 :], rows)
+        return f"column {name} deleted", text, name not in optional
+    if kind == 5:
+        r = rng.randrange(len(rows))
+        rows.insert(r, list(rows[r]))
+        return f"row {r + 2} repeated", csv_text(header, rows), False
+    if kind == 6:
+        text = csv_text(header, rows)
+        cut = rng.randrange(1, len(text))
+        return f"truncated at {cut}", text[:cut], False
+    junk = rng.choice(["x" * 150_000, "a,b\n1,2,3,4,5,6\n", "", "\x00\xff" * 50, '"unclosed,1\n'])
+    return f"junk file ({len(junk)} characters)", junk, True
