@@ -87,6 +87,8 @@ def test_exact_methods_bounds_and_heuristics_against_brute_force(inst):
         r = energyopt.solve(inst, method, time_limit=10, **opts)
         if not method.startswith("zeus"):
             assert r.termination is not TerminationReason.INFEASIBLE, method
+        if method == "cpsat":  # issue 12, item 4: an exact method must not give up
+            assert r.objective is not None, r.message
         if r.objective is not None:
             assert r.objective >= opt - _tol(opt), method
         assert r.bound is None or r.bound <= opt + _tol(opt), method
