@@ -77,7 +77,9 @@ def _load(source: str | Path, expected: type[InstanceBase] | None) -> InstanceBa
 
     where, text = _read_source(source)
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_object)
+    except _DuplicateKey as exc:
+        raise InstanceError(f"{where}: key {exc} appears twice in one object") from None
     except json.JSONDecodeError as exc:
         raise InstanceError(f"{where}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
     except RecursionError:
@@ -103,6 +105,20 @@ def _load(source: str | Path, expected: type[InstanceBase] | None) -> InstanceBa
     except (KeyError, TypeError, ValueError, OverflowError, RecursionError) as exc:
         what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)[:200]
         raise InstanceError(f"{where}: {what}") from None
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a repeated key is an error (``json`` would keep the last silently)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise _DuplicateKey(repr(repeated))
+    return out
 
 
 def _read_source(source: str | Path) -> tuple[str, str]:

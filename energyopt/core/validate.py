@@ -59,7 +59,7 @@ def integer(
             raise fail(field, value, "must be an integer")
         result = int(x)
     else:
-        raise fail(field, value, f"must be an integer, not {type(value).__name__}")
+        raise fail(field, value, f"must be an integer, not {kind_of(value)}")
     if minimum is not None and result < minimum:
         raise fail(field, value, f"must be >= {minimum}")
     if maximum is not None and result > maximum:
@@ -78,8 +78,7 @@ def number(
 ) -> float:
     """``value`` as a finite ``float`` (an int or a float; bools and strings rejected)."""
     if _is_bool(value) or not isinstance(value, numbers.Real):
-        kind = "a boolean" if _is_bool(value) else type(value).__name__
-        raise fail(field, value, f"must be a number, not {kind}")
+        raise fail(field, value, f"must be a number, not {kind_of(value)}")
     try:
         x = float(value)
     except OverflowError:
@@ -93,6 +92,20 @@ def number(
     if maximum is not None and x > maximum:
         raise fail(field, value, f"must be <= {maximum:g}")
     return x
+
+
+def kind_of(value: Any) -> str:
+    """What ``value`` is, in the words of JSON (``null``, ``a list``, ``an object`` ...)."""
+    if value is None:
+        return "null"
+    if _is_bool(value):
+        return "a boolean"
+    if isinstance(value, numbers.Real):
+        return "a number"
+    for kinds, word in ((str, "a string"), ((list, tuple), "a list"), (dict, "an object")):
+        if isinstance(value, kinds):
+            return word
+    return type(value).__name__
 
 
 def _is_bool(value: Any) -> bool:
@@ -115,14 +128,14 @@ def positive(field: str, value: Any) -> float:
 def boolean(field: str, value: Any) -> bool:
     """A JSON boolean; ``0``/``1`` and strings are rejected."""
     if not isinstance(value, bool):
-        raise fail(field, value, f"must be true or false, not {type(value).__name__}")
+        raise fail(field, value, f"must be true or false, not {kind_of(value)}")
     return value
 
 
 def string(field: str, value: Any, *, nonempty: bool = True, max_length: int = 10_000) -> str:
     """A string (not a number, list or object)."""
     if not isinstance(value, str):
-        raise fail(field, value, f"must be a string, not {type(value).__name__}")
+        raise fail(field, value, f"must be a string, not {kind_of(value)}")
     if nonempty and not value.strip():
         raise fail(field, value, "must not be empty")
     if len(value) > max_length:
@@ -135,7 +148,7 @@ def sequence(
 ) -> list:
     """A JSON array (a list or tuple); objects and strings are rejected."""
     if not isinstance(value, list | tuple):
-        raise fail(field, value, f"must be a list, not {type(value).__name__}")
+        raise fail(field, value, f"must be a list, not {kind_of(value)}")
     if nonempty and not value:
         raise fail(field, value, "must not be empty")
     if len(value) > max_length:
@@ -146,7 +159,7 @@ def sequence(
 def mapping(field: str, value: Any) -> dict:
     """A JSON object."""
     if not isinstance(value, dict):
-        raise fail(field, value, f"must be an object, not {type(value).__name__}")
+        raise fail(field, value, f"must be an object, not {kind_of(value)}")
     return value
 
 

@@ -103,14 +103,16 @@ def relaxation_start(
     return bound, plan
 
 
-def best_free_deadline(instance: PemInstance) -> tuple[float, float]:
+def best_free_deadline(
+    instance: PemInstance, time_limit: float | None = None
+) -> tuple[float, float]:
     """Without a deadline: the ``T`` minimising the relaxation's energy bound, and that bound.
 
     The least energy over all iteration times is at least the minimum over ``T`` of
     the curve's bound (Eq. PEM-R7); that minimum is also where the rounded plan is
     aimed.
     """
-    curve = bound_curve(instance)
+    curve = bound_curve(instance, time_limit=time_limit)  # stopping early only loosens it
     candidates = curve_breakpoints(curve)
     values = [(curve.energy_bound(T), T) for T in candidates]
     bound, T = min((v, T) for v, T in values if v is not None)

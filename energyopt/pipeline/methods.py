@@ -107,6 +107,12 @@ def solve_highs(
         lp_bound, start = _exact.relaxation_start(work, T, stop_at)
         if lp_bound is None:
             return _no_plan(instance, "highs")
+    else:
+        # No deadline: the relaxation's best iteration time gives a bound on the least
+        # energy over all times (Eq. PEM-R7) and a plan, so a short limit still has both.
+        left = None if stop_at is None else 0.3 * (stop_at - time.perf_counter())
+        T_star, lp_bound = _exact.best_free_deadline(work, time_limit=left)
+        _, start = _exact.relaxation_start(work, T_star, stop_at)
     outcome, choice, solver_objective, milp_bound, note = _exact.solve_milp(
         work,
         start if warm_start else None,

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from energyopt.core import validate as V
 from energyopt.core.instance import InstanceError
 from energyopt.profiles.readers import ZEUS_POWER_COLUMNS
 from energyopt.tuning.instance import TuningInstance
@@ -84,16 +85,11 @@ def _read(source: str | Path | pd.DataFrame, what: str) -> tuple[pd.DataFrame, s
     try:
         return pd.read_csv(path), str(path)
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise InstanceError(f"{path}: cannot read as CSV: {exc}") from None
+        raise InstanceError(f"{path}: cannot read as CSV: {V.one_line(exc)}") from None
 
 
 def _require(df: pd.DataFrame, columns: tuple[str, ...], where: str) -> None:
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise InstanceError(
-            f"{where}: missing column(s) {', '.join(missing)} "
-            f"(expected {','.join(columns)}; found {','.join(map(str, df.columns))})"
-        )
+    V.columns(where, list(df.columns), columns)  # names a few found, never the whole file
     if df.empty:
         raise InstanceError(f"{where}: no rows")
 

@@ -1,4 +1,4 @@
-"""Generated mutations of valid JSON documents, CSV files and text, for the fuzz tests.
+"""Generated mutations of valid JSON documents, CSV files and text, and the oracles.
 
 A mutation takes a valid document and a seeded ``random.Random`` and returns the hostile
 variant together with a label (what it did, at which path) that a failing test prints.
@@ -13,6 +13,7 @@ import copy
 import json
 import math
 import random
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -197,3 +198,42 @@ def lossless(original: Any, read_back: Any, path: str = "") -> str | None:
     if original == read_back and type(original) is type(read_back):
         return None
     return f"{path or 'root'}: {original!r:.60} read as {read_back!r:.60}"
+
+
+# -- the oracle for a refused input ------------------------------------------------------
+
+#: Phrases of raw Python messages: an error that says one of these names no field.
+RAW_PYTHON = re.compile(
+    r"object is not|argument must be|invalid literal|could not convert|cannot convert|"
+    r"too large to convert|indices must be|not subscriptable|unhashable|has no attribute|"
+    r"takes \d+ positional|unexpected keyword|NoneType|Traceback"
+)
+
+#: Errors about the file as a whole, which name no field because there is none yet.
+WHOLE_FILE = re.compile(
+    r"not valid JSON|nested too deeply|not a text file|expected a JSON object|cannot read|"
+    r"field 'family'|no rows|missing column|cannot read as CSV"
+)
+
+
+def keys_of(doc: Any) -> set[str]:
+    """Every object key anywhere in ``doc``."""
+    out: set[str] = set()
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out.add(str(k))
+            out |= keys_of(v)
+    elif isinstance(doc, list):
+        for v in doc:
+            out |= keys_of(v)
+    return out
+
+
+def check_message(message: str, where: str, fields: set[str], label: str) -> None:
+    """A refusal must be one short line naming the file and a field (or the whole file)."""
+    assert "\n" not in message, f"{label}: message on several lines: {message[:300]!r}"
+    assert len(message) <= 500, f"{label}: message of {len(message)} characters"
+    assert where in message, f"{label}: message does not name the file: {message!r}"
+    assert not RAW_PYTHON.search(message), f"{label}: raw Python message: {message!r}"
+    named = any(f in message for f in fields) or WHOLE_FILE.search(message)
+    assert named, f"{label}: message names no field: {message!r}"
