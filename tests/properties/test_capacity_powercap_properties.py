@@ -48,7 +48,7 @@ def test_capacity_methods_against_brute_force(seed, nodes, jobs, running, work_c
     )
     brute = energyopt.solve(inst, "bruteforce")
     assert brute.status is SolutionStatus.OPTIMAL
-    h = energyopt.solve(inst, "highs", time_limit=30)
+    h = energyopt.solve(inst, "highs", time_limit=120)
     assert h.objective is not None and abs(h.objective - brute.objective) <= _tol(brute.objective)
     for method in ("highs", "randomized-greedy", "fifo", "edf", "priority"):
         r = h if method == "highs" else energyopt.solve(inst, method, seed=seed)
@@ -72,7 +72,7 @@ def test_powercap_methods_against_brute_force(seed, jobs, eta, per_node, wait):
     if brute.objective is None:
         return  # the cap is below every configuration: nothing to compare
     for method in ("highs", "greedy", "greedy-printed"):
-        _check_against(brute, energyopt.solve(inst, method, time_limit=30), method)
+        _check_against(brute, energyopt.solve(inst, method, time_limit=120), method)
 
 
 def _random_capacity_assignment(inst, rng):

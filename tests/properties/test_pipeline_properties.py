@@ -65,7 +65,7 @@ def test_exact_methods_bounds_and_heuristics_against_brute_force(inst):
     _, opt = brute_force(inst, inst.deadline_s)
     assert np.isfinite(opt)  # the fastest plan meets the deadline by construction
     assert relaxation_bound(inst) <= opt + _tol(opt)
-    h = energyopt.solve(inst, "highs", time_limit=30)
+    h = energyopt.solve(inst, "highs", time_limit=120)
     assert h.objective is not None and h.objective >= opt - _tol(opt)
     assert h.bound is None or h.bound <= opt + _tol(opt)
     if h.status is SolutionStatus.OPTIMAL:
@@ -84,7 +84,8 @@ def test_exact_methods_bounds_and_heuristics_against_brute_force(inst):
         ("envpipe-greedy", {}),
         ("cpsat", {}),
     ):
-        r = energyopt.solve(inst, method, time_limit=10, **opts)
+        # Generous limits: tiny instances, but a loaded machine must not make a case fail.
+        r = energyopt.solve(inst, method, time_limit=120, **opts)
         if not method.startswith("zeus"):
             assert r.termination is not TerminationReason.INFEASIBLE, method
         if method == "cpsat":  # issue 12, item 4: an exact method must not give up
@@ -111,7 +112,7 @@ def test_no_frontier_point_below_the_optimum_at_its_time(inst):
     # deadline m. The exact frontier's points *are* those optima, and its bounds hold.
     opts = {"perseus": {"tau_s": inst.deadline_s / 200, "progress": False}}
     for method in FRONTIER_METHODS:
-        r = energyopt.solve(inst, method, time_limit=10, **opts.get(method, {}))
+        r = energyopt.solve(inst, method, time_limit=120, **opts.get(method, {}))
         assert r.termination is not TerminationReason.ERROR, (method, r.message)
         points = r.frontier
         for p in points[:: max(1, len(points) // 12)]:
@@ -120,7 +121,7 @@ def test_no_frontier_point_below_the_optimum_at_its_time(inst):
             assert p.bound is None or p.bound <= opt + _tol(opt), (method, p.deadline_s)
             if method == "exact-frontier":
                 assert p.objective <= opt + _tol(opt), p.deadline_s
-    ex = energyopt.solve(inst, "exact-frontier", time_limit=30)
+    ex = energyopt.solve(inst, "exact-frontier", time_limit=120)
     _, opt = brute_force(inst, inst.deadline_s)
     assert ex.status is SolutionStatus.OPTIMAL and abs(ex.objective - opt) <= _tol(opt)
 
