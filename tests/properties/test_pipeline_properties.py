@@ -123,7 +123,10 @@ def test_no_frontier_point_below_the_optimum_at_its_time(inst):
                 assert p.objective <= opt + _tol(opt), p.deadline_s
     ex = energyopt.solve(inst, "exact-frontier", time_limit=120)
     _, opt = brute_force(inst, inst.deadline_s)
-    assert ex.status is SolutionStatus.OPTIMAL and abs(ex.objective - opt) <= _tol(opt)
+    assert ex.objective is not None and abs(ex.objective - opt) <= _tol(opt)
+    # (Not always "optimal": an energy of 1e-157 J over a bound of 0 is a 100 % relative
+    # gap, so the scorer rightly does not call it closed.)
+    assert ex.status is not SolutionStatus.OPTIMAL or gap(ex.objective, ex.bound) <= 1e-4
 
 
 @given(pem_instances())
