@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, settings
 #   python -m pytest tests/properties --hypothesis-profile release
 settings.register_profile(
     "ci",
-    max_examples=60,
+    max_examples=100,
     deadline=None,
     derandomize=True,  # CI runs the same cases every time
     suppress_health_check=[HealthCheck.too_slow],

@@ -142,7 +142,14 @@ def solve_milp(
         return None, None, None, None, "no time left to build the MILP"
     fastest = max(float(t.min()) for t in instance.option_times)
     tau = T if T is not None and T > 0 else max(fastest, 1e-300)
-    eps = max(max(float(e.max()) for e in instance.option_energies), 1e-300)
+    # Energy unit: the largest energy in play, the blocking energy P_b S tau included
+    # (all option energies can be 0 while blocking costs energy; a unit of 1e-300 then
+    # overflowed to an objective of -inf). Nothing in play at all: joules.
+    eps = max(
+        max(float(e.max()) for e in instance.option_energies),
+        instance.p_blocking_w * instance.num_stages * tau,
+    )
+    eps = eps if eps > 0 else 1.0
     scaled = scaled_instance(instance, tau, eps)
     # With T = 1, HiGHS' absolute feasibility tolerance (1e-9) is the evaluator's
     # relative deadline tolerance: both accept the same plans (up to rounding).

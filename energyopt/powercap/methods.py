@@ -15,7 +15,7 @@ from energyopt.powercap import milp as _milp
 from energyopt.powercap.algorithm1 import printed_greedy
 from energyopt.powercap.bruteforce import brute_force
 from energyopt.powercap.evaluator import PowercapSolution
-from energyopt.powercap.greedy import marginal_return_greedy
+from energyopt.powercap.greedy import GreedyOutcome, marginal_return_greedy
 from energyopt.powercap.hooks import HOOKS
 from energyopt.powercap.instance import PowercapInstance
 
@@ -122,6 +122,22 @@ def solve_highs(
     )
 
 
+def greedy_result(instance: PowercapInstance, method: str, g: GreedyOutcome) -> Result:
+    """A greedy's decision as a scored result (infeasible when its start breaks the cap)."""
+    if g.config is None:
+        return powercap_result(
+            instance, method, None, termination=TerminationReason.INFEASIBLE, message=g.message
+        )
+    return powercap_result(
+        instance,
+        method,
+        g.config,
+        termination=TerminationReason.COMPLETED,
+        message=g.message,
+        extra={"gpu_steps": g.gpu_steps, "clock_steps": g.clock_steps},
+    )
+
+
 @register(
     FAMILY, "greedy", exact=False, description="PowerFlow marginal-return greedy (Algorithm 1)"
 )
@@ -129,18 +145,7 @@ def solve_greedy(
     instance: PowercapInstance, *, time_limit: float | None = None, seed: int | None = None
 ) -> Result:
     """Algorithm 1 (Eqs. 20-21); deterministic. Infeasible when the minimum breaks the cap."""
-    g = marginal_return_greedy(instance)
-    if g.config is None:
-        return powercap_result(
-            instance, "greedy", None, termination=TerminationReason.INFEASIBLE, message=g.message
-        )
-    return powercap_result(
-        instance,
-        "greedy",
-        g.config,
-        termination=TerminationReason.COMPLETED,
-        extra={"gpu_steps": g.gpu_steps, "clock_steps": g.clock_steps},
-    )
+    return greedy_result(instance, "greedy", marginal_return_greedy(instance))
 
 
 @register(
@@ -153,23 +158,7 @@ def solve_greedy_printed(
     instance: PowercapInstance, *, time_limit: float | None = None, seed: int | None = None
 ) -> Result:
     """Algorithm 1 as printed (:mod:`energyopt.powercap.algorithm1`); deterministic."""
-    g = printed_greedy(instance)
-    if g.config is None:
-        return powercap_result(
-            instance,
-            "greedy-printed",
-            None,
-            termination=TerminationReason.INFEASIBLE,
-            message=g.message,
-        )
-    return powercap_result(
-        instance,
-        "greedy-printed",
-        g.config,
-        termination=TerminationReason.COMPLETED,
-        message=g.message,
-        extra={"gpu_steps": g.gpu_steps, "clock_steps": g.clock_steps},
-    )
+    return greedy_result(instance, "greedy-printed", printed_greedy(instance))
 
 
 @register(FAMILY, "bruteforce", exact=True, description="Every combination (tiny events)")

@@ -164,6 +164,7 @@ class PruningExplorer:
         self.done = False
         self.survivors: list[int] = []
         self.failed: set[int] = set()  # sizes seen missing the target
+        self.reached: set[int] = set()  # sizes seen reaching it, in any round
         self.order: list[int] = []  # every batch size handed out, in order
         self._start_round()
 
@@ -201,6 +202,7 @@ class PruningExplorer:
         self.pending = None
         self._queue.pop(0)
         if reached:
+            self.reached.add(int(batch_size))
             self._good.append(int(batch_size))
             if cost < self._best:
                 self._best, self.default = cost, int(batch_size)
@@ -220,9 +222,15 @@ class PruningExplorer:
         self.round += 1
         if not self._good:
             # No batch size reached the target this round (the paper is silent): Thompson
-            # Sampling starts on the sizes not seen failing, or on all if every one failed.
+            # Sampling starts on the sizes seen reaching it in an earlier round (a path or
+            # early stopping can fail a good size once), else on those not seen failing,
+            # else on all.
             self.done = True
-            self.survivors = [b for b in self.sizes if b not in self.failed] or list(self.sizes)
+            self.survivors = (
+                [b for b in self.sizes if b in self.reached]
+                or [b for b in self.sizes if b not in self.failed]
+                or list(self.sizes)
+            )
             return
         self.sizes = sorted(self._good)
         if self.round >= self.rounds:

@@ -110,10 +110,17 @@ class ZeusPolicy:
         self.history.append((int(batch_size), float(cost)))
         if reached and cost < self.best_cost:
             self.best_cost, self.best_batch = cost, int(batch_size)
-        if self.mab is not None:
+        if self.mab is None:
+            self.explorer.report(batch_size, cost, reached)
+        elif reached or not math.isfinite(self.best_cost):
             self.mab.observe(batch_size, cost)
         else:
-            self.explorer.report(batch_size, cost, reached)
+            # A run that misses the target leaves its recurrence to another run, which
+            # costs at least the cheapest success seen: that sum is what choosing this
+            # arm cost. (The paper is silent; observing the stopped run's own cost made
+            # an arm that is always stopped early, or stops at max_epochs, look cheap,
+            # and Thompson Sampling then chose it until the replay gave up.)
+            self.mab.observe(batch_size, cost + self.best_cost)
 
 
 class GridSearchPolicy:

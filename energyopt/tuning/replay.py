@@ -105,8 +105,10 @@ def _execute(
     path = int(rng.integers(len(inst.target_epochs[i])))
     allowed = inst.max_epochs
     if math.isfinite(threshold):
-        # Eq. 12: stop right before the epoch whose cost would cross the threshold.
-        allowed = min(int(threshold // c_e), inst.max_epochs)
+        # Eq. 12: stop right before the epoch whose cost would cross the threshold. A run
+        # that costs exactly the threshold does not cross it (1e-12: float rounding of
+        # k * c_e against a threshold that was itself such a sum).
+        allowed = min(math.floor(threshold / c_e * (1 + 1e-12)), inst.max_epochs)
     if allowed <= 0:
         return None
     target = inst.target_epochs[i][path]

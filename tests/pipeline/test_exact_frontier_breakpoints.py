@@ -45,3 +45,23 @@ def test_zero_duration_options():
     assert r.status is SolutionStatus.OPTIMAL and r.objective == pytest.approx(1.0)
     r = energyopt.solve(one((0.0, 1.0), (2.0, 1.0), 0.5), "exact-frontier")
     assert r.status is SolutionStatus.OPTIMAL and r.objective == pytest.approx(2.0)
+
+
+def test_all_option_energies_zero():
+    # Found by tests/properties: with every option energy 0 the MILP's energy unit was
+    # 1e-300 and the blocking term overflowed (solver objective -inf). Chain of two 1 s
+    # computations (the second may take 2 s), P_b = 1 W, one stage: energy P_b (T - sum t)
+    # = 0 at T = 2 (both fast) and at T = 3 (second slow).
+    tables = {
+        "a": OptionTable((1400,), (1.0,), (0.0,)),
+        "b": OptionTable((1400, 1300), (1.0, 2.0), (0.0, 0.0)),
+    }
+    comps = (Computation(0, "compute", 0, "a"), Computation(0, "compute", 1, "b"))
+    inst = PemInstance(1, comps, ((0, 1),), tables, 1.0, 2.0)
+    r = energyopt.solve(inst, "highs")
+    assert r.status is SolutionStatus.OPTIMAL and r.objective == pytest.approx(0.0)
+    r = energyopt.solve(inst, "exact-frontier")
+    assert [(p.deadline_s, p.objective) for p in r.frontier] == [
+        pytest.approx((2.0, 0.0)),
+        pytest.approx((3.0, 0.0)),
+    ]

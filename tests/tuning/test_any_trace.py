@@ -10,7 +10,13 @@ import pytest
 
 import energyopt
 from energyopt.tuning.suites import paper_trace_notes, suite, trace_available
-from energyopt.tuning.trace import substitute_default_batch_size, trace_gpus
+from energyopt.tuning.trace import (
+    POWER_COLUMNS,
+    TRAIN_COLUMNS,
+    TRAIN_OPTIONAL,
+    substitute_default_batch_size,
+    trace_gpus,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,37 +32,17 @@ def write_trace(folder: Path) -> None:
         for b, (t1, t2) in {256: (30.0, 25.0), 512: (20.0, 16.0), 2048: (12.0, 10.0)}.items()
         for p, t, w in ((100, t1, 95.0), (150, t2, 140.0))
     ]
-    pd.DataFrame(
-        power,
-        columns=[
-            "dataset",
-            "network",
-            "batch_size",
-            "optimizer",
-            "power_limit",
-            "time_per_epoch",
-            "average_power",
-        ],
-    ).to_csv(folder / "summary_power_xpu.csv", index=False)
+    pd.DataFrame(power, columns=list(POWER_COLUMNS)).to_csv(
+        folder / "summary_power_xpu.csv", index=False
+    )
     runs = {256: [20, 22], 512: [18, None], 2048: [30, 31]}
     train = [
-        ("cifar100", "shufflenetv2", b, "adadelta", "1e-1", r, 0.6, e)
+        ("cifar100", "shufflenetv2", b, "adadelta", 0.6, e, "1e-1", r)
         for b, es in runs.items()
         for r, e in enumerate(es)
     ]
-    pd.DataFrame(
-        train,
-        columns=[
-            "dataset",
-            "network",
-            "batch_size",
-            "optimizer",
-            "learning_rate",
-            "run",
-            "target_metric",
-            "target_epoch",
-        ],
-    ).to_csv(folder / "summary_train.csv", index=False)
+    columns = list(TRAIN_COLUMNS + TRAIN_OPTIONAL)
+    pd.DataFrame(train, columns=columns).to_csv(folder / "summary_train.csv", index=False)
 
 
 def test_gpu_list_is_read_from_the_folder_and_b0_substituted(tmp_path):
