@@ -158,6 +158,7 @@ def crawl(
     jump: bool = True,
     flow: str = "one",
     rounding: str = "down",
+    finish: bool = True,
 ) -> CrawlTrace:
     """Run Algorithm 1 and return every schedule it visits, measured.
 
@@ -185,6 +186,9 @@ def crawl(
         literally): how measured times map to the grid of tau (see
         :func:`~energyopt.pipeline.costmodels.tabulate`). Either way every plan is
         scored with its measured times; ``"down"`` gave the better frontiers here.
+    finish
+        Close the rounding gap to T_min after the last cut (:func:`_finish_to_fastest`,
+        energyopt's addition; ``False`` for Algorithm 1 as printed).
     """
     tick = time.perf_counter()
     _check_instance(instance, tau_s)
@@ -321,7 +325,7 @@ def crawl(
             bar.close()
     D = np.vstack(rows)
     choices = model.option[model.table_of[None, :], D - model.d_min[None, :]]
-    if not stats["stopped"].startswith(("max_steps", "time_limit")):
+    if finish and not stats["stopped"].startswith(("max_steps", "time_limit")):
         extra_rows = _finish_to_fastest(instance, dag, choices[-1])
         stats["finishing_steps"] = len(extra_rows)
         if extra_rows:

@@ -366,7 +366,7 @@ def solve_exact_frontier(
     "perseus",
     exact=False,
     frontier=True,
-    description="Perseus frontier crawl (min-cut, Algs. 1-3), convex-hull cost model",
+    description="Perseus frontier crawl (min-cut, Algs. 1-3) on the exact convex hull",
 )
 def solve_perseus(
     instance: PemInstance,
@@ -375,6 +375,7 @@ def solve_perseus(
     seed: int | None = None,
     tau_s: float = 1e-3,
     cost_model: str = "hull",
+    crawl: str = "exact",
     max_steps: int | None = None,
     progress: bool | None = None,
     verify: bool = True,
@@ -382,12 +383,17 @@ def solve_perseus(
     certify: bool = False,
     polish: int = 0,
 ) -> Result:
-    """Perseus frontier crawl; objective = least energy at the deadline (Eq. 2 lookup)."""
+    """Perseus frontier crawl; objective = least energy at the deadline (Eq. 2 lookup).
+
+    ``crawl="exact"`` (default): the crawl on the exact hull, clocks fitted to the
+    LP's durations; ``crawl="grid"``: Algorithm 1 on the grid of ``tau_s``.
+    """
     return perseus_frontier(
         instance,
         method="perseus",
         tau_s=tau_s,
         cost_model=cost_model,
+        crawl=crawl,
         time_limit=time_limit,
         max_steps=max_steps,
         progress=progress,
@@ -418,7 +424,7 @@ def solve_perseus_exponential(
     certify: bool = False,
     polish: int = 0,
 ) -> Result:
-    """Perseus crawl with the exponential cost model of Appendix D."""
+    """Perseus crawl with the exponential cost model of Appendix D (on the grid of tau)."""
     return perseus_frontier(
         instance,
         method="perseus-exponential",
@@ -431,6 +437,46 @@ def solve_perseus_exponential(
         rounding=rounding,
         certify=certify,
         polish=polish,
+    )
+
+
+@register(
+    FAMILY,
+    "perseus-printed",
+    exact=False,
+    frontier=True,
+    description="Perseus crawl as printed: exponential fit, unit steps of tau, Algorithm 3",
+)
+def solve_perseus_printed(
+    instance: PemInstance,
+    *,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    tau_s: float = 1e-3,
+    max_steps: int | None = None,
+    progress: bool | None = None,
+    verify: bool = True,
+) -> Result:
+    """Perseus Algorithms 1-3 and Sec. 4.3 as printed, without energyopt's additions.
+
+    Exponential cost model (Appendix D), one unit step of ``tau_s`` per cut,
+    Algorithm 3's two maximum flows, planned durations rounded up from the
+    measured times (the slowest clock meeting the plan), no finishing phase.
+    """
+    return perseus_frontier(
+        instance,
+        method="perseus-printed",
+        tau_s=tau_s,
+        cost_model="exponential",
+        crawl="grid",
+        time_limit=time_limit,
+        max_steps=max_steps,
+        progress=progress,
+        verify=verify,
+        jump=False,
+        rounding="up",
+        flow="algorithm3",
+        finish=False,
     )
 
 

@@ -15,12 +15,16 @@ import numpy as np
 
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
-from energyopt.pipeline.crawl import crawl
+from energyopt.pipeline.crawl import crawl as grid_crawl
+from energyopt.pipeline.hullcrawl import exact_crawl
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.paretoset import best_at, energy_pareto, frontier_points
 from energyopt.pipeline.relaxation import HullRelaxation, bound_curve, certify_frontier
 from energyopt.pipeline.results import pem_result
 from energyopt.pipeline.rounding import OptionArrays, rounded_plan
+
+#: How the crawl runs: on the exact hull (energyopt's default) or on the grid of tau (Perseus).
+CRAWLS = ("exact", "grid")
 
 
 def perseus_frontier(
@@ -29,16 +33,27 @@ def perseus_frontier(
     method: str = "perseus",
     tau_s: float = 1e-3,
     cost_model: str = "hull",
+    crawl: str = "exact",
     time_limit: float | None = None,
     max_steps: int | None = None,
     progress: bool | None = None,
     verify: bool = True,
     jump: bool = True,
     rounding: str = "down",
+    flow: str = "one",
+    finish: bool = True,
     certify: bool = False,
     polish: int = 0,
 ) -> Result:
     """Crawl, score and filter; the Result's objective is at the instance's deadline.
+
+    ``crawl="exact"`` (default, hull model only): the crawl on the exact convex
+    hull with clocks fitted to the LP's durations at every event and every
+    ``tau_s`` (:mod:`energyopt.pipeline.hullcrawl`). ``crawl="grid"``: Perseus
+    Algorithm 1 on the grid of ``tau_s`` (:func:`energyopt.pipeline.crawl.crawl`,
+    with ``rounding``, ``flow``, ``jump`` and ``finish``). The exponential model
+    always crawls on the grid. ``cost_model="both"`` keeps the union of the hull
+    crawl and the exponential grid crawl.
 
     With ``polish = K > 0``, the relaxation's rounded plans at K iteration times
     (dense near the fastest, where the crawl is weakest) and at the deadline join
@@ -61,27 +76,44 @@ def perseus_frontier(
         raise ValueError(f"rounding = {rounding!r}: expected 'up', 'down' or 'both'")
     if cost_model not in ("hull", "exponential", "both"):
         raise ValueError(f"cost_model = {cost_model!r}: expected 'hull', 'exponential' or 'both'")
+    if crawl not in CRAWLS:
+        raise ValueError(f"crawl = {crawl!r}: expected one of {', '.join(CRAWLS)}")
     runs = [
         (cm, rd)
         for cm in (("hull", "exponential") if cost_model == "both" else (cost_model,))
         for rd in (("down", "up") if rounding == "both" else (rounding,))
     ]
-    traces = [
-        crawl(
-            instance,
-            tau_s=tau_s,
-            cost_model=cm,
-            time_limit=time_limit,
-            max_steps=max_steps,
-            progress=progress,
-            jump=jump,
-            rounding=rd,
-        )
-        for cm, rd in runs
-    ]
+    if crawl == "exact" and "hull" in (cm for cm, _ in runs):
+        # The exact crawl has no grid rounding: one hull run whatever ``rounding`` says.
+        runs = [("exact", "-")] + [(cm, rd) for cm, rd in runs if cm != "hull"]
+    traces = []
+    for cm, rd in runs:
+        left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - tick))
+        if cm == "exact":
+            traces.append(
+                exact_crawl(
+                    instance, tau_s=tau_s, time_limit=left, max_steps=max_steps, progress=progress
+                )
+            )
+        else:
+            traces.append(
+                grid_crawl(
+                    instance,
+                    tau_s=tau_s,
+                    cost_model=cm,
+                    time_limit=left,
+                    max_steps=max_steps,
+                    progress=progress,
+                    jump=jump,
+                    rounding=rd,
+                    flow=flow,
+                    finish=finish,
+                )
+            )
     trace = traces[0]
     if len(traces) > 1:
         # The union of the crawls' plans: the frontier keeps the best of each.
+        stopped = next((t.stats["stopped"] for t in traces if _early(t.stats["stopped"])), "")
         trace = dataclasses.replace(
             trace,
             choices=np.vstack([t.choices for t in traces]),
@@ -93,6 +125,7 @@ def perseus_frontier(
                 **trace.stats,
                 "cost_model": cost_model,
                 "rounding": rounding,
+                "stopped": stopped or trace.stats["stopped"],
                 "steps": sum(t.stats["steps"] for t in traces),
                 "runs": [
                     {"cost_model": cm, "rounding": rd, "steps": t.stats["steps"]}
@@ -114,7 +147,7 @@ def perseus_frontier(
         )
     pick = best_at(instance, points, instance.deadline_s)
     stopped = trace.stats["stopped"]
-    early = stopped.startswith(("max_steps", "time_limit"))
+    early = _early(stopped)
     termination = (
         TerminationReason.TIME_LIMIT
         if stopped.startswith("time_limit")
@@ -154,6 +187,10 @@ def perseus_frontier(
     if res.status is SolutionStatus.OPTIMAL:  # never: heuristics prove nothing
         res = dataclasses.replace(res, status=SolutionStatus.FEASIBLE)
     return res
+
+
+def _early(stopped: str) -> bool:
+    return stopped.startswith(("max_steps", "time_limit"))
 
 
 def polished_plans(

@@ -388,11 +388,11 @@ def test_rounding_down_tabulation():
 
 def test_union_of_crawls_is_at_least_as_good_as_each():
     inst = synthetic_instance(3, 5, 6, seed=8)
-    both = energyopt.solve(inst, "perseus", cost_model="both", rounding="both")
+    both = energyopt.solve(inst, "perseus", cost_model="both", rounding="both", crawl="grid")
     assert len(both.extra["runs"]) == 4
     for cm in ("hull", "exponential"):
         for rd in ("up", "down"):
-            one = energyopt.solve(inst, "perseus", cost_model=cm, rounding=rd)
+            one = energyopt.solve(inst, "perseus", cost_model=cm, rounding=rd, crawl="grid")
             for p in one.frontier:
                 best = energyopt.pipeline.best_at(inst, both.frontier, p.deadline_s)
                 at = best.objective + 80.0 * 3 * (p.deadline_s - best.deadline_s)
