@@ -28,7 +28,7 @@ from energyopt.core.instance import load_instance
 ROOT = Path(__file__).resolve().parents[2]
 FILES = {
     "pipeline": ("instances/pipeline/smoke/001-random-dag-n6-k3-seed0.json", "envpipe"),
-    "capacity": ("instances/capacity/smoke/000-random-point-0.json", "fifo"),
+    "capacity": ("instances/capacity/smoke/000-random-point-0-work-conserving.json", "fifo"),
     "powercap": ("instances/powercap/smoke/000-random-event-j3-g8x4-eta0-5-seed1.json", "greedy"),
     "tuning": ("instances/tuning/smoke/000-synthetic-1.json", "default"),
 }
@@ -106,7 +106,7 @@ def test_output_paths_under_a_file_or_unwritable(tmp_path, capsys):
         ("profile", "--device", "simulated:a100", "--quiet", "-o", f"{afile}/x.csv"),
         ("profile", "--device", "simulated:a100", "--quiet", "-o", str(tmp_path)),
         ("profile", "--import", "perseus", "--input", str(perseus), "-o", "/proc/no/x.csv"),
-        ("bench", str(inst), "--methods", "envpipe", "--store", f"{afile}/sub.sqlite"),
+        ("bench", str(inst), "-m", "envpipe", "--store", f"{afile}/sub.sqlite"),
         ("report", str(afile), "--out", str(tmp_path / "r")),
     ]
     for argv in cases:
@@ -134,7 +134,7 @@ def store(tmp_path_factory) -> Path:
     where = tmp_path_factory.mktemp("store")
     path = where / "r.sqlite"
     inst = ROOT / FILES["pipeline"][0]
-    argv = ["bench", str(inst), "--methods", "envpipe", "bruteforce", "--store", str(path)]
+    argv = ["bench", str(inst), "-m", "envpipe", "-m", "bruteforce", "--store", str(path)]
     rc = main([*argv, "--time-limit", "20", "--no-progress"])
     assert rc == 0
     return path

@@ -17,12 +17,12 @@ import pytest
 from fuzzutil import check_message, csv_text, mutate_csv
 
 from energyopt.core.errors import InstanceError
-from energyopt.pipeline.readers import instance_from_perseus_profile, read_perseus_profile
-from energyopt.profiles.readers import (
-    ZEUS_POWER_COLUMNS,
+from energyopt.pipeline.readers import (
+    instance_from_perseus_profile,
+    read_perseus_profile,
     read_perseus_stage_profile,
-    read_zeus_power_trace,
 )
+from energyopt.profiles.readers import ZEUS_POWER_COLUMNS, read_zeus_power_trace
 from energyopt.tuning.trace import (
     PAPER_WORKLOADS,
     TRAIN_COLUMNS,

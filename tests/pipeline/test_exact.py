@@ -170,3 +170,27 @@ def test_time_limited_highs_without_deadline_is_scored_at_the_makespan():
     assert r.has_solution, r.message  # HiGHS' own heuristics find one within seconds
     assert r.bound is None or r.bound <= r.objective + 1e-6
     assert r.extra["iteration_time_s"] > 0
+
+
+def test_bound_within_highs_tolerance_of_a_zero_optimum():
+    # Found by the property tests: every energy 0, blocking 2 W, deadline = the fastest
+    # makespan, so the optimum is 0 J; HiGHS' bound came back 2e-6 J above it (1e-7 of
+    # the model's energy unit P_b S T = 22 J), which the scorer refused.
+    tables = {
+        "t0": OptionTable((1400, 1300, 1200), (1e-6, 1e-6, 2e-6), (0.0, 0.0, 0.0)),
+        "t1": OptionTable((1400, 1300), (10.0, 10.0), (0.0, 0.0)),
+        "t2": OptionTable((1400,), (1.0,), (0.0,)),
+    }
+    comps = tuple(Computation(0, "compute", i, f"t{i}") for i in range(3))
+    inst = PemInstance(
+        num_stages=1,
+        computations=comps,
+        edges=((0, 1), (1, 2)),
+        tables=tables,
+        p_blocking_w=2.0,
+        deadline_s=11.000001,
+        schedule="explicit",
+    )
+    r = energyopt.solve(inst, "highs", time_limit=60)
+    assert r.objective == 0.0
+    assert r.bound is not None and r.bound <= 1e-6
