@@ -290,15 +290,20 @@ def preload_families(families: Iterable[str]) -> None:
     _PRELOAD = [FAMILY_MODULES[f] for f in sorted(set(families)) if f in FAMILY_MODULES]
 
 
+def preloaded_modules() -> list[str]:
+    """The family packages a warm process imports before its first cell."""
+    from energyopt.core.registry import FAMILY_MODULES
+
+    return list(FAMILY_MODULES.values()) if _PRELOAD is None else list(_PRELOAD)
+
+
 def _forkserver() -> Any:
     """The multiprocessing context whose server has imported the package and families."""
     global _FORKSERVER
     with _FORKSERVER_LOCK:
         if _FORKSERVER is None:
-            from energyopt.core.registry import FAMILY_MODULES
-
             ctx = multiprocessing.get_context("forkserver")
-            packages = list(FAMILY_MODULES.values()) if _PRELOAD is None else _PRELOAD
+            packages = preloaded_modules()
             # A family not installed yet is skipped by the server (ImportError is ignored).
             ctx.set_forkserver_preload(["energyopt.bench.worker", *packages])
             _start_quietly()

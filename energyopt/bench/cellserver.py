@@ -1,0 +1,311 @@
+"""A warm cell server for Dask workers: the solver stack imported once per worker.
+
+A ``dask worker`` runs its tasks in a daemonic process, which ``multiprocessing`` does not
+let fork children, so the local executor's fork server cannot be used there. Instead each
+worker starts one *cell server* (``python -m energyopt.bench.cellserver``, started by
+:class:`energyopt.bench.daskplugin.CellServerPlugin` when the worker joins, or by its
+first cell): a fresh interpreter that imports the package and its families once, listens
+on a Unix socket, and forks one process per cell. Forking a warm interpreter costs
+milliseconds; the imports are paid once per worker, not once per cell.
+
+Protocol on one connection per cell (lines of UTF-8 text):
+
+* client -> server: ``{"spec": <cell spec>, "log": <path>}``
+* server's child -> client: ``ready <pid>`` once the instance is loaded, then the payload
+  (:func:`energyopt.bench.worker.solve_spec`) as one JSON line;
+* server -> client: ``exit <code>`` once the child has ended (negative: killed by signal).
+
+The client (:func:`run_cell_warm`, in the worker's task thread) enforces the time limit:
+``time_limit_s + grace_s`` after ``ready`` it kills the cell's process group (the child
+leads a group of its own, so the method's children die too). A cell that hangs or crashes
+takes only its own process with it; the worker, its server and the results it has already
+returned are untouched. When the worker dies, the server sees its standard input close,
+kills its cells and exits.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from energyopt.bench import cells as _cells
+
+#: Seconds between two reaping passes of the server (ended cells are reported then).
+_REAP_S = 0.02
+
+
+# -- the server (its own interpreter) -------------------------------------------------
+def serve(path: str, preload: list[str]) -> None:
+    """Import ``preload``, listen on the Unix socket ``path``, fork one child per cell."""
+    for module in ["energyopt.bench.worker", *preload]:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass  # a family that is not installed: its cells report the error themselves
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    sel = selectors.DefaultSelector()
+    sel.register(listener, selectors.EVENT_READ, "accept")
+    sel.register(sys.stdin, selectors.EVENT_READ, "parent")
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    children: dict[int, socket.socket] = {}
+    try:
+        while True:
+            for key, _ in sel.select(_REAP_S):
+                if key.data == "parent" and not os.read(sys.stdin.fileno(), 1 << 12):
+                    return  # the worker is gone
+                if key.data == "accept":
+                    conn, _ = listener.accept()
+                    pid = _fork_cell(conn, [listener, *children.values()])
+                    if pid is not None:
+                        children[pid] = conn
+            _reap(children)
+    finally:
+        for pid in children:
+            _cells._kill_group(pid)
+        Path(path).unlink(missing_ok=True)
+
+
+def _fork_cell(conn: socket.socket, inherited: list[socket.socket]) -> int | None:
+    """Read one request from ``conn`` and fork the process that solves it."""
+    with conn.makefile("rb") as fh:
+        line = fh.readline()
+    try:
+        request = json.loads(line)
+        spec, log_path = request["spec"], request["log"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        conn.close()
+        return None
+    for module in spec.get("plugins", ()):
+        try:
+            importlib.import_module(module)  # once here, not once per cell
+        except Exception:
+            pass  # the cell imports it again and reports the error
+    pid = os.fork()
+    if pid:
+        return pid
+    # The cell's process: its own group, default signals, output to the cell's log.
+    try:
+        for other in inherited:  # else a client waits for EOF until this cell ends too
+            other.close()
+        os.setpgid(0, 0)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        log = os.open(log_path, os.O_WRONLY | os.O_TRUNC)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        from energyopt.bench.worker import solve_spec
+
+        payload = solve_spec(spec, lambda: conn.sendall(f"ready {os.getpid()}\n".encode()))
+        conn.sendall(json.dumps(payload).encode() + b"\n")
+        code = 0
+    except BaseException:
+        code = 1
+    os._exit(code)
+
+
+def _reap(children: dict[int, socket.socket]) -> None:
+    """Tell each client whose cell has ended how it ended."""
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        conn = children.pop(pid, None)
+        if conn is not None:
+            try:
+                conn.sendall(f"exit {os.waitstatus_to_exitcode(status)}\n".encode())
+            except OSError:
+                pass  # the client gave up on this cell
+            conn.close()
+
+
+def main() -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the client's to handle
+    serve(sys.argv[1], sys.argv[2:])
+    return 0
+
+
+# -- the client (in the Dask worker) ------------------------------------------------
+class CellServer:
+    """A running cell server, started from this process (a Dask worker)."""
+
+    def __init__(self, preload: list[str]) -> None:
+        self.dir = tempfile.mkdtemp(prefix="energyopt-cells-")
+        self.path = os.path.join(self.dir, "server.sock")
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (_cells._package_root(), os.getcwd(), env.get("PYTHONPATH", "")) if p
+        )
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "energyopt.bench.cellserver", self.path, *preload],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
+        self._ready = False
+        self._lock = threading.Lock()
+
+    def wait_ready(self) -> None:
+        """Block until the server has done its imports (bounded by the start-up timeout)."""
+        with self._lock:
+            if self._ready:
+                return
+            deadline = time.perf_counter() + _cells.STARTUP_TIMEOUT_S
+            out, state = _cells._read(self.proc.stdout.fileno(), deadline, until=b"\n")
+            if state != "line":
+                self.close()
+                raise RuntimeError(f"cell server did not start ({state}): {out[-200:]!r}")
+            self._ready = True
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        """Stop the server (it kills the cells still running)."""
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                _cells._kill_group(self.proc.pid)
+                self.proc.wait()
+        Path(self.path).unlink(missing_ok=True)
+        try:
+            os.rmdir(self.dir)
+        except OSError:
+            pass
+
+
+_SERVER: CellServer | None = None
+_SERVER_LOCK = threading.Lock()
+
+
+def start_server(preload: list[str] | None = None) -> CellServer:
+    """This process's cell server, started if it is not running (every family preloaded
+    unless ``preload`` names the modules)."""
+    global _SERVER
+    with _SERVER_LOCK:
+        if _SERVER is None or not _SERVER.alive():
+            if preload is None:
+                from energyopt.core.registry import FAMILY_MODULES
+
+                preload = list(FAMILY_MODULES.values())
+            _SERVER = CellServer(preload)
+        return _SERVER
+
+
+def stop_server() -> None:
+    global _SERVER
+    with _SERVER_LOCK:
+        if _SERVER is not None:
+            _SERVER.close()
+            _SERVER = None
+
+
+def run_cell_warm(spec: dict[str, Any]) -> dict[str, Any]:
+    """Solve one cell in a process forked from this worker's cell server; its record."""
+    server = start_server()
+    server.wait_ready()
+    fd, log_path = tempfile.mkstemp(prefix="energyopt-cell-", suffix=".log")
+    os.close(fd)
+    tick = time.perf_counter()
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(server.path)
+        conn.sendall(json.dumps({"spec": spec, "log": log_path}).encode() + b"\n")
+        return _await_cell(conn, spec, tick, log_path)
+    finally:
+        conn.close()
+        Path(log_path).unlink(missing_ok=True)
+
+
+def _await_cell(conn: socket.socket, spec: dict[str, Any], tick: float, log: str) -> dict:
+    """Read ``ready``, the payload and ``exit`` from ``conn``; kill the cell at its limit."""
+    reader = _Lines(conn.fileno())
+    pid = None
+    try:
+        if not reader.until(tick + _cells.STARTUP_TIMEOUT_S, lambda b: b"\n" in b):
+            why = f"did not start within {_cells.STARTUP_TIMEOUT_S:g} s"
+            return _kill(pid, reader, spec, tick, why)
+        first = reader.buf.split(b"\n", 1)[0].split()
+        if first[:1] == [b"ready"]:
+            pid = int(first[1])
+            kill_after = spec.get("kill_after_s")
+            deadline = None if kill_after is None else time.perf_counter() + kill_after
+            if not reader.until(deadline, _ended):
+                why = (
+                    f"time limit {spec['time_limit_s']} s + grace "
+                    f"{spec.get('grace_s', _cells.DEFAULT_GRACE_S)} s exceeded"
+                )
+                return _kill(pid, reader, spec, tick, why)
+    except BaseException:
+        _cells._kill_group(pid)  # a cancelled task takes its cell down with it
+        raise
+    return _decode(reader.buf, spec, time.perf_counter() - tick, log)
+
+
+def _ended(buf: bytes) -> bool:
+    """Whether the server's ``exit`` line has arrived in full."""
+    return any(line.startswith(b"exit ") for line in buf.split(b"\n")[:-1])
+
+
+class _Lines:
+    """What a connection has sent so far, read until a condition holds or EOF."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.buf, self.eof = fd, b"", False
+
+    def until(self, deadline: float | None, done: Any) -> bool:
+        """Read until ``done(buf)`` or EOF (``True``) or ``deadline`` (``False``)."""
+        while not (self.eof or done(self.buf)):
+            chunk, state = _cells._read(self.fd, deadline, until=b"")
+            self.buf += chunk
+            if state == "timeout":
+                return False
+            self.eof = state == "eof"
+        return True
+
+
+def _decode(out: bytes, spec: dict[str, Any], wall: float, log: str) -> dict[str, Any]:
+    lines = out.decode(errors="replace").splitlines()
+    payload = next((json.loads(x) for x in lines if x.startswith("{")), None)
+    codes = [int(x.split()[1]) for x in lines if x.startswith("exit ")]
+    if payload is None:
+        code = codes[0] if codes else None
+        msg = _cells._crash_message(code, log)
+        if not codes:
+            msg = msg.replace("exit status None", "ended with its cell server")
+        return _cells._record(spec, _cells.CRASHED, None, msg, wall)
+    if "error" in payload:
+        return _cells._record(spec, _cells.ERROR, None, payload["error"], wall)
+    result = payload["result"]
+    return _cells._record(spec, _cells.FINISHED, result, result.get("message", ""), wall)
+
+
+def _kill(pid: int | None, reader: _Lines, spec: dict, tick: float, why: str) -> dict:
+    _cells._kill_group(pid)
+    reader.until(time.perf_counter() + 5, _ended)  # until the server has reaped it
+    wall = time.perf_counter() - tick
+    return _cells._record(
+        spec, _cells.KILLED, None, f"killed after {wall:.1f} s wall-clock: {why}", wall
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
