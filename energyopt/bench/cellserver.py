@@ -1,12 +1,14 @@
-"""A warm cell server for Dask workers: the solver stack imported once per worker.
+"""The warm cell server: the solver stack imported once, one forked process per cell.
 
-A ``dask worker`` runs its tasks in a daemonic process, which ``multiprocessing`` does not
-let fork children, so the local executor's fork server cannot be used there. Instead each
-worker starts one *cell server* (``python -m energyopt.bench.cellserver``, started by
-:class:`energyopt.bench.daskplugin.CellServerPlugin` when the worker joins, or by its
-first cell): a fresh interpreter that imports the package and its families once, listens
-on a Unix socket, and forks one process per cell. Forking a warm interpreter costs
-milliseconds; the imports are paid once per worker, not once per cell.
+Each ``bench`` process, and each Dask worker, starts one *cell server*
+(``python -m energyopt.bench.cellserver``; on a Dask worker
+:class:`energyopt.bench.daskplugin.CellServerPlugin` starts it when the worker joins): a
+fresh interpreter that imports the package and its families once, listens on a Unix
+socket, and forks one process per cell. Forking a warm interpreter costs milliseconds;
+the imports are paid once per worker, not once per cell. A fresh interpreter rather than
+``multiprocessing``'s fork server, because a ``dask worker`` runs tasks in a daemonic
+process, which ``multiprocessing`` does not let have children, and because the server can
+import a family the first time one of its cells arrives.
 
 Protocol on one connection per cell (lines of UTF-8 text):
 
@@ -15,16 +17,17 @@ Protocol on one connection per cell (lines of UTF-8 text):
   (:func:`energyopt.bench.worker.solve_spec`) as one JSON line;
 * server -> client: ``exit <code>`` once the child has ended (negative: killed by signal).
 
-The client (:func:`run_cell_warm`, in the worker's task thread) enforces the time limit:
-``time_limit_s + grace_s`` after ``ready`` it kills the cell's process group (the child
-leads a group of its own, so the method's children die too). A cell that hangs or crashes
-takes only its own process with it; the worker, its server and the results it has already
-returned are untouched. When the worker dies, the server sees its standard input close,
-kills its cells and exits.
+The client (:func:`run_cell_warm`, in the caller's or the Dask worker's thread) enforces
+the time limit: ``time_limit_s + grace_s`` after ``ready`` it kills the cell's process
+group (the child leads a group of its own, so the method's children die too). A cell that
+hangs or crashes takes only its own process with it; the worker, its server and the
+results it has already returned are untouched. When the process that started the server
+dies, the server sees its standard input close, kills its cells and exits.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import json
 import os
@@ -89,7 +92,10 @@ def _fork_cell(conn: socket.socket, inherited: list[socket.socket]) -> int | Non
     except (json.JSONDecodeError, KeyError, TypeError):
         conn.close()
         return None
-    for module in spec.get("plugins", ()):
+    from energyopt.core.registry import FAMILY_MODULES
+
+    family = FAMILY_MODULES.get(str(spec.get("family")))
+    for module in [family, *spec.get("plugins", ())] if family else spec.get("plugins", ()):
         try:
             importlib.import_module(module)  # once here, not once per cell
         except Exception:
@@ -113,6 +119,8 @@ def _fork_cell(conn: socket.socket, inherited: list[socket.socket]) -> int | Non
         code = 0
     except BaseException:
         code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
     os._exit(code)
 
 
@@ -246,6 +254,9 @@ def _await_cell(conn: socket.socket, spec: dict[str, Any], tick: float, log: str
         first = reader.buf.split(b"\n", 1)[0].split()
         if first[:1] == [b"ready"]:
             pid = int(first[1])
+            _cells._LIVE.add(_CellProcess(pid))
+            if _cells._STOP.is_set():  # Ctrl-C came while it started
+                _cells._kill_group(pid)
             kill_after = spec.get("kill_after_s")
             deadline = None if kill_after is None else time.perf_counter() + kill_after
             if not reader.until(deadline, _ended):
@@ -255,14 +266,26 @@ def _await_cell(conn: socket.socket, spec: dict[str, Any], tick: float, log: str
                 )
                 return _kill(pid, reader, spec, tick, why)
     except BaseException:
-        _cells._kill_group(pid)  # a cancelled task takes its cell down with it
+        _cells._kill_group(pid)  # Ctrl-C or a cancelled task takes its cell down with it
         raise
+    finally:
+        _cells._LIVE.discard(_CellProcess(pid))
     return _decode(reader.buf, spec, time.perf_counter() - tick, log)
 
 
+@dataclasses.dataclass(frozen=True)
+class _CellProcess:
+    """A cell's process as :func:`energyopt.bench.cells.kill_running` sees it."""
+
+    pid: int | None
+
+    def kill(self) -> None:
+        _cells._kill_group(self.pid)
+
+
 def _ended(buf: bytes) -> bool:
-    """Whether the server's ``exit`` line has arrived in full."""
-    return any(line.startswith(b"exit ") for line in buf.split(b"\n")[:-1])
+    """Whether the payload (the cell's end) or the server's ``exit`` line has arrived."""
+    return any(line.startswith((b"{", b"exit ")) for line in buf.split(b"\n")[1:-1])
 
 
 class _Lines:

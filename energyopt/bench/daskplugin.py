@@ -23,10 +23,13 @@ class CellServerPlugin(WorkerPlugin):
     Parameters
     ----------
     preload
-        Modules the cell server imports once (the families of the cells to run).
+        Modules the cell server imports at its start (the families of the first client's
+        cells); it imports any other family once, when a cell of it first arrives.
     """
 
     name = "energyopt-cell-server"
+    #: A second client (a restarted or concurrent ``bench``) keeps the running servers.
+    idempotent = True
 
     def __init__(self, preload: list[str] | None = None) -> None:
         self.preload = preload

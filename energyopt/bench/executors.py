@@ -85,8 +85,8 @@ class DaskExecutor:
     or the cluster whose scheduler listens at ``scheduler``.
 
     On a new ``LocalCluster`` the workers are threads of this process, and cells are forked
-    from this process's fork server, as with the local executor. On an existing cluster
-    each worker runs a warm cell server (:mod:`energyopt.bench.cellserver`, started by a
+    from this process's cell server, as with the local executor. On an existing cluster
+    each worker runs a warm cell server of its own (:mod:`energyopt.bench.cellserver`, started by a
     worker plugin) that imports the solver stack once and forks one process per cell; the
     workers need this package installed, and nothing else. Results come back here, the only
     place that writes the store. A worker that dies loses no stored cell: the scheduler runs
@@ -103,7 +103,6 @@ class DaskExecutor:
                 "--executor dask needs the 'distributed' package (pip install energyopt[dask])"
             ) from None
         self._cluster = None
-        self._runner: Callable[[dict[str, Any]], dict] = run_cell
         if scheduler is None:
             # Threads suffice inside the workers: each cell has its own process anyway.
             self._cluster = LocalCluster(
@@ -118,17 +117,15 @@ class DaskExecutor:
                 self._client = Client(scheduler, timeout="20s")
             except OSError as exc:
                 raise ValueError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
-            from energyopt.bench.cellserver import run_cell_warm
             from energyopt.bench.daskplugin import CellServerPlugin
 
             self._client.register_plugin(CellServerPlugin(preloaded_modules()))
-            self._runner = run_cell_warm
         self._pending: set[Any] = set()
         self._threads = (0.0, 1)
 
     def submit(self, spec: dict[str, Any]) -> Any:
         digest = hashlib.sha256(spec["key"].encode()).hexdigest()[:20]
-        fut = self._client.submit(self._runner, spec, key=f"cell-{digest}", pure=False)
+        fut = self._client.submit(run_cell, spec, key=f"cell-{digest}", pure=False)
         self._pending.add(fut)
         fut.add_done_callback(self._pending.discard)
         return fut

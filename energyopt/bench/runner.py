@@ -24,7 +24,7 @@ from energyopt.bench.cells import (
     Cell,
     make_cell,
     preload_families,
-    start_fork_server,
+    start_cell_server,
 )
 from energyopt.bench.claims import HEARTBEAT_S, Owner
 from energyopt.bench.executors import make_executor
@@ -210,8 +210,8 @@ def run_bench(
         counts = _Counts()
         if todo:
             preload_families(c.family for c in todo)
-            if executor == "local":
-                start_fork_server()
+            if scheduler is None:  # cells run in this process's cell server
+                start_cell_server()
             ex = make_executor(executor, jobs, scheduler)
             bar = _progress_bar(len(todo), len(cells) - len(todo), progress)
             try:
