@@ -19,8 +19,13 @@ import argparse
 import importlib
 import os
 import sys
+import time
 
 from energyopt.core.instance import InstanceError
+
+#: When the command started (``perf_counter``): ``solve --time-limit`` counts from here,
+#: so loading the solver stack and the instance is inside the limit.
+STARTED = time.perf_counter()
 
 SUBCOMMAND_MODULES = (
     "energyopt.cli.solve",
