@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from energyopt.cli import STARTED
+import energyopt.cli as _cli
 
 
 def register(sub: Any) -> None:
@@ -83,7 +83,10 @@ def _time_left(time_limit: float | None, since: float) -> float | None:
     """``time_limit`` less the time elapsed since ``since`` and :data:`EXIT_RESERVE_S`."""
     if time_limit is None:
         return None
-    return max(0.0, time_limit - (time.perf_counter() - since) - EXIT_RESERVE_S)
+    # A method always gets a positive limit (some refuse 0): the least it gets is a
+    # hundredth of the limit.
+    left = time_limit - (time.perf_counter() - since) - EXIT_RESERVE_S
+    return max(0.01 * time_limit, left)
 
 
 def _solve(args: argparse.Namespace) -> int:
@@ -111,7 +114,7 @@ def _solve(args: argparse.Namespace) -> int:
     for name, opts in runs:
         # Each method gets the limit, counted from the moment it could start: for the
         # first one that is when the command started (imports and reading included).
-        since = STARTED if not results else time.perf_counter()
+        since = _cli.STARTED if not results else time.perf_counter()
         limit = _time_left(args.time_limit, since)
         results.append(solve(instance, name, time_limit=limit, seed=args.seed, **opts))
     if args.json:
