@@ -28,6 +28,7 @@ dies, the server sees its standard input close, kills its cells and exits.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import importlib
 import json
 import os
@@ -46,16 +47,28 @@ from energyopt.bench import cells as _cells
 
 #: Seconds between two reaping passes of the server (ended cells are reported then).
 _REAP_S = 0.02
+#: Solver modules the methods import on first use: imported by the server (where
+#: installed), so that no cell pays for them.
+SOLVER_MODULES = (
+    "pyomo.environ",
+    "pyomo.contrib.solver.solvers.highs",
+    "highspy",
+    "ortools.sat.python.cp_model",
+    "ortools.graph.python.max_flow",
+)
 
 
 # -- the server (its own interpreter) -------------------------------------------------
 def serve(path: str, preload: list[str]) -> None:
     """Import ``preload``, listen on the Unix socket ``path``, fork one child per cell."""
-    for module in ["energyopt.bench.worker", *preload]:
+    for module in ["energyopt.bench.worker", *preload, *SOLVER_MODULES]:
         try:
             importlib.import_module(module)
         except ImportError:
-            pass  # a family that is not installed: its cells report the error themselves
+            pass  # not installed: the cells that need it report the error themselves
+    # Objects imported so far stay out of the garbage collector's way: a collection in a
+    # forked cell would otherwise touch (and so copy) every page of the warm interpreter.
+    gc.freeze()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
@@ -96,10 +109,13 @@ def _fork_cell(conn: socket.socket, inherited: list[socket.socket]) -> int | Non
 
     family = FAMILY_MODULES.get(str(spec.get("family")))
     for module in [family, *spec.get("plugins", ())] if family else spec.get("plugins", ()):
+        if module in sys.modules:
+            continue
         try:
             importlib.import_module(module)  # once here, not once per cell
         except Exception:
             pass  # the cell imports it again and reports the error
+        gc.freeze()
     pid = os.fork()
     if pid:
         return pid

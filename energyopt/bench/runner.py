@@ -92,6 +92,9 @@ def plan_cells(
         registers is an error). ``None``: every registered method of each family.
     seeds, time_limit_s, options
         Passed to :func:`energyopt.solve` (the same options for every method).
+
+    Planning also starts this process's cell server (:mod:`energyopt.bench.cellserver`),
+    so that its imports overlap the generation of the suites.
     """
     if time_limit_s is not None and not (math.isfinite(time_limit_s) and time_limit_s > 0):
         raise ValueError(f"--time-limit = {time_limit_s!r}: must be a finite number of seconds > 0")
@@ -102,6 +105,10 @@ def plan_cells(
     if time_limit_s is not None and not time_limit_s > 0:
         raise ValueError(f"--time-limit must be positive, got {time_limit_s}")
     load_plugins(plugins)
+    # The cell server imports the package while the suites are generated here.
+    if families:
+        preload_families(families)
+    start_cell_server()
     sources: list[tuple[Any, str, str]] = []
     if suite is not None:
         for family in families_with_suites(families):
