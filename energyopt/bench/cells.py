@@ -234,13 +234,15 @@ def _run_subprocess(spec: dict[str, Any]) -> dict[str, Any]:
             proc.stdout.close()
         err_file.seek(0)
         tail = err_file.read().decode(errors="replace").strip()[-_STDERR_TAIL:]
-    wall = time.perf_counter() - tick
-    if proc.returncode != 0:
-        how = (
-            f"killed by signal {-proc.returncode}"
-            if proc.returncode < 0
-            else f"exit status {proc.returncode}"
-        )
+    return _subprocess_record(spec, proc.returncode, out, tail, time.perf_counter() - tick)
+
+
+def _subprocess_record(
+    spec: dict[str, Any], returncode: int, out: bytes, tail: str, wall: float
+) -> dict[str, Any]:
+    """The record of a cell run in a fresh interpreter, from its exit and its output."""
+    if returncode != 0:
+        how = f"killed by signal {-returncode}" if returncode < 0 else f"exit status {returncode}"
         last = tail.splitlines()[-1] if tail else "no error output"
         return _record(spec, CRASHED, None, f"worker process {how}: {last}", wall)
     _, _, payload_text = out.partition(b"\n")

@@ -102,29 +102,12 @@ def plan_cells(
         raise ValueError(f"--grace = {grace_s!r}: must be a finite number of seconds >= 0")
     if suite is None and not files:
         raise ValueError("nothing to run: give --suite NAME and/or instance files")
-    if time_limit_s is not None and not time_limit_s > 0:
-        raise ValueError(f"--time-limit must be positive, got {time_limit_s}")
     load_plugins(plugins)
     # The cell server imports the package while the suites are generated here.
     if families:
         preload_families(families)
     start_cell_server()
-    sources: list[tuple[Any, str, str]] = []
-    if suite is not None:
-        for family in families_with_suites(families):
-            for i, inst in enumerate(suite_instances(family, suite)):
-                sources.append((inst, suite, f"{family}.suite({suite!r})[{i}]"))
-    for path in files:
-        inst = load_instance_file(path)
-        if families and inst.family not in families:
-            continue
-        sources.append((inst, "file", str(path)))
-    if not sources:
-        raise ValueError(
-            f"no instances: no family provides suite {suite!r} yet"
-            if suite is not None
-            else "no instances in the given files for the selected families"
-        )
+    sources = _sources(suite, files, families)
     wanted = list(dict.fromkeys(methods)) if methods else None
     seen: set[str] = set()
     cells: list[Cell] = []
@@ -156,6 +139,29 @@ def plan_cells(
         )
     # The same instance may come twice (suite and file): one cell per key.
     return list({c.key: c for c in cells}.values())
+
+
+def _sources(
+    suite: str | None, files: Sequence[str | Path], families: Sequence[str] | None
+) -> list[tuple[Any, str, str]]:
+    """(instance, suite name or ``"file"``, origin) of every instance to run."""
+    sources: list[tuple[Any, str, str]] = []
+    if suite is not None:
+        for family in families_with_suites(families):
+            for i, inst in enumerate(suite_instances(family, suite)):
+                sources.append((inst, suite, f"{family}.suite({suite!r})[{i}]"))
+    for path in files:
+        inst = load_instance_file(path)
+        if families and inst.family not in families:
+            continue
+        sources.append((inst, "file", str(path)))
+    if not sources:
+        raise ValueError(
+            f"no instances: no family provides suite {suite!r} yet"
+            if suite is not None
+            else "no instances in the given files for the selected families"
+        )
+    return sources
 
 
 def run_bench(

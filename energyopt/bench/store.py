@@ -154,8 +154,11 @@ class ResultsStore:
             # process, without an fsync per cell (only a power cut may lose the last ones).
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
-            with self._transaction() as db:
-                db.execute(_CLAIMS_SCHEMA)
+            if not self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='claims'"
+            ).fetchone():
+                with self._transaction() as db:
+                    db.execute(_CLAIMS_SCHEMA)
 
     def _is_empty(self) -> bool:
         db = self._db
