@@ -4,18 +4,20 @@ Each ``bench`` process, and each Dask worker, starts one *cell server*
 (``python -m energyopt.bench.cellserver``; on a Dask worker
 :class:`energyopt.bench.daskplugin.CellServerPlugin` starts it when the worker joins): a
 fresh interpreter that imports the package and its families once, listens on a Unix
-socket, and forks one process per cell. Forking a warm interpreter costs milliseconds;
-the imports are paid once per worker, not once per cell. A fresh interpreter rather than
-``multiprocessing``'s fork server, because a ``dask worker`` runs tasks in a daemonic
-process, which ``multiprocessing`` does not let have children, and because the server can
-import a family the first time one of its cells arrives.
+socket, and keeps a few forked copies of itself waiting there (spares): each cell runs in
+one, which is then replaced. A cell starts at once, and forking a warm interpreter costs
+milliseconds; the imports are paid once per worker, not once per cell. A fresh
+interpreter rather than ``multiprocessing``'s fork server, because a ``dask worker`` runs
+tasks in a daemonic process, which ``multiprocessing`` does not let have children, and
+because the server can import a family the first time one of its cells arrives.
 
 Protocol on one connection per cell (lines of UTF-8 text):
 
-* client -> server: ``{"spec": <cell spec>, "log": <path>}``
-* server's child -> client: ``ready <pid>`` once the instance is loaded, then the payload
-  (:func:`energyopt.bench.worker.solve_spec`) as one JSON line;
-* server -> client: ``exit <code>`` once the child has ended (negative: killed by signal).
+* client -> a spare: ``{"spec": <cell spec>, "log": <path>}``
+* the spare, now the cell's process -> client: ``ready <pid>`` once the instance is
+  loaded, then the payload (:func:`energyopt.bench.worker.solve_spec`) as one JSON line;
+* server -> client: ``exit <code>`` once the cell's process has ended (negative: killed by
+  signal).
 
 The client (:func:`run_cell_warm`, in the caller's or the Dask worker's thread) enforces
 the time limit: ``time_limit_s + grace_s`` after ``ready`` it kills the cell's process
@@ -32,6 +34,7 @@ import gc
 import importlib
 import json
 import os
+import select
 import selectors
 import signal
 import socket
@@ -47,6 +50,9 @@ from energyopt.bench import cells as _cells
 
 #: Seconds between two reaping passes of the server (ended cells are reported then).
 _REAP_S = 0.02
+#: Forked processes kept waiting for the next cells (cells arriving at once beyond these
+#: wait for a fork).
+SPARES = 2
 #: Solver modules the methods import on first use: imported by the server (where
 #: installed), so that no cell pays for them.
 SOLVER_MODULES = (
@@ -60,7 +66,7 @@ SOLVER_MODULES = (
 
 # -- the server (its own interpreter) -------------------------------------------------
 def serve(path: str, preload: list[str]) -> None:
-    """Import ``preload``, listen on the Unix socket ``path``, fork one child per cell."""
+    """Import ``preload``, listen on the Unix socket ``path``, keep spare processes forked."""
     for module in ["energyopt.bench.worker", *preload, *SOLVER_MODULES]:
         try:
             importlib.import_module(module)
@@ -72,90 +78,159 @@ def serve(path: str, preload: list[str]) -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
+    listener.setblocking(False)  # spares poll it, so that they also watch their parent
+    server = _Server(listener)
     sel = selectors.DefaultSelector()
-    sel.register(listener, selectors.EVENT_READ, "accept")
+    sel.register(server.ctrl, selectors.EVENT_READ, "took")
     sel.register(sys.stdin, selectors.EVENT_READ, "parent")
-    sys.stdout.write("ready\n")
-    sys.stdout.flush()
-    children: dict[int, socket.socket] = {}
     try:
+        server.fill()
+        sys.stdout.write("ready\n")
+        sys.stdout.flush()
         while True:
             for key, _ in sel.select(_REAP_S):
                 if key.data == "parent" and not os.read(sys.stdin.fileno(), 1 << 12):
-                    return  # the worker is gone
-                if key.data == "accept":
-                    conn, _ = listener.accept()
-                    pid = _fork_cell(conn, [listener, *children.values()])
-                    if pid is not None:
-                        children[pid] = conn
-            _reap(children)
+                    return  # the process that started us is gone
+            server.reap()
     finally:
-        for pid in children:
+        for pid in [*server.cells, *server.spares]:
             _cells._kill_group(pid)
+            _kill_pid(pid)
         Path(path).unlink(missing_ok=True)
 
 
-def _fork_cell(conn: socket.socket, inherited: list[socket.socket]) -> int | None:
-    """Read one request from ``conn`` and fork the process that solves it."""
-    with conn.makefile("rb") as fh:
-        line = fh.readline()
-    try:
-        request = json.loads(line)
-        spec, log_path = request["spec"], request["log"]
-    except (json.JSONDecodeError, KeyError, TypeError):
-        conn.close()
-        return None
-    from energyopt.core.registry import FAMILY_MODULES
+class _Server:
+    """The spare processes and the running cells of a cell server.
 
-    family = FAMILY_MODULES.get(str(spec.get("family")))
-    for module in [family, *spec.get("plugins", ())] if family else spec.get("plugins", ()):
-        if module in sys.modules:
-            continue
-        try:
-            importlib.import_module(module)  # once here, not once per cell
-        except Exception:
-            pass  # the cell imports it again and reports the error
-        gc.freeze()
-    pid = os.fork()
-    if pid:
-        return pid
-    # The cell's process: its own group, default signals, output to the cell's log.
+    :data:`SPARES` forked processes wait in ``accept`` on the listening socket, so a cell
+    starts in one at once, without waiting for a fork or for this process. A spare that
+    takes a connection passes it here (``SCM_RIGHTS``, with its pid and the modules it had
+    to import itself), becomes the cell's process, and is replaced by a new spare; once it
+    has ended, its client is told how (``exit <code>``).
+    """
+
+    def __init__(self, listener: socket.socket) -> None:
+        self.listener = listener
+        self.ctrl, self.ctrl_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.ctrl.setblocking(False)
+        self.spares: set[int] = set()
+        self.cells: dict[int, socket.socket] = {}
+
+    def fill(self) -> None:
+        while len(self.spares) < SPARES:
+            pid = os.fork()
+            if pid == 0:
+                _spare(self.listener, self.ctrl_child, [self.ctrl, *self.cells.values()])
+            self.spares.add(pid)
+
+    def took(self) -> None:
+        """Take the messages of spares that have become cells; import what they needed."""
+        while True:
+            try:
+                msg, fds, _, _ = socket.recv_fds(self.ctrl, 1 << 16, 1)
+            except BlockingIOError:
+                break
+            pid_text, _, modules = msg.decode().partition(" ")
+            pid = int(pid_text)
+            self.spares.discard(pid)
+            if fds:
+                self.cells[pid] = socket.socket(fileno=fds[0])
+            for module in modules.split():
+                try:
+                    importlib.import_module(module)  # here once: later spares have it
+                except Exception:
+                    pass  # the cells import it themselves and report the error
+                gc.freeze()
+        self.fill()
+
+    def reap(self) -> None:
+        """Tell each client whose cell has ended how it ended; replace dead spares."""
+        self.took()  # a cell's message is sent before it can end: read it first
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            self.spares.discard(pid)
+            conn = self.cells.pop(pid, None)
+            if conn is not None:
+                try:
+                    conn.sendall(f"exit {os.waitstatus_to_exitcode(status)}\n".encode())
+                except OSError:
+                    pass  # the client gave up on this cell
+                conn.close()
+        self.fill()
+
+
+def _spare(listener: socket.socket, ctrl: socket.socket, inherited: list[socket.socket]) -> None:
+    """A forked spare: wait for a cell, report it to the server, solve it, exit."""
+    code = 1
     try:
         for other in inherited:  # else a client waits for EOF until this cell ends too
             other.close()
-        os.setpgid(0, 0)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        log = os.open(log_path, os.O_WRONLY | os.O_TRUNC)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        from energyopt.bench.worker import solve_spec
-
-        payload = solve_spec(spec, lambda: conn.sendall(f"ready {os.getpid()}\n".encode()))
-        conn.sendall(json.dumps(payload).encode() + b"\n")
+        conn = _accept(listener)
+        if conn is None:
+            os._exit(0)  # the process that started the server is gone
+        listener.close()
+        with conn.makefile("rb") as fh:
+            request = json.loads(fh.readline())
+        spec, log_path = request["spec"], request["log"]
+        missing = [m for m in _modules(spec) if m not in sys.modules]
+        socket.send_fds(ctrl, [f"{os.getpid()} {' '.join(missing)}".encode()], [conn.fileno()])
+        ctrl.close()
+        _solve(conn, spec, log_path)
         code = 0
     except BaseException:
-        code = 1
+        pass
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
 
 
-def _reap(children: dict[int, socket.socket]) -> None:
-    """Tell each client whose cell has ended how it ended."""
-    while children:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        conn = children.pop(pid, None)
-        if conn is not None:
+def _accept(listener: socket.socket) -> socket.socket | None:
+    """The next cell's connection, or ``None`` once standard input (the pipe from the process
+    that started the server) closes: spares never outlive it, even if the server dies."""
+    while True:
+        ready, _, _ = select.select([listener, sys.stdin], [], [])
+        if sys.stdin in ready and not os.read(sys.stdin.fileno(), 1 << 12):
+            return None
+        if listener in ready:
             try:
-                conn.sendall(f"exit {os.waitstatus_to_exitcode(status)}\n".encode())
-            except OSError:
-                pass  # the client gave up on this cell
-            conn.close()
+                conn, _ = listener.accept()
+            except BlockingIOError:
+                continue  # another spare took it
+            conn.setblocking(True)
+            return conn
+
+
+def _modules(spec: dict[str, Any]) -> list[str]:
+    """The family package and plugins a cell imports."""
+    from energyopt.core.registry import FAMILY_MODULES
+
+    family = FAMILY_MODULES.get(str(spec.get("family")))
+    return [*([family] if family else []), *map(str, spec.get("plugins", ()))]
+
+
+def _solve(conn: socket.socket, spec: dict[str, Any], log_path: str) -> None:
+    """The cell's process: its own group, default signals, output to the cell's log."""
+    os.setpgid(0, 0)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    log = os.open(log_path, os.O_WRONLY | os.O_TRUNC)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    from energyopt.bench.worker import solve_spec
+
+    payload = solve_spec(spec, lambda: conn.sendall(f"ready {os.getpid()}\n".encode()))
+    conn.sendall(json.dumps(payload).encode() + b"\n")
+
+
+def _kill_pid(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def main() -> int:

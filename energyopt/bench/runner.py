@@ -26,6 +26,7 @@ from energyopt.bench.cells import (
     preload_families,
     start_cell_server,
 )
+from energyopt.bench.cellserver import stop_server
 from energyopt.bench.claims import HEARTBEAT_S, Owner
 from energyopt.bench.executors import make_executor
 from energyopt.bench.families import families_with_suites, load_instance_file, suite_instances
@@ -206,12 +207,7 @@ def run_bench(
     cells = list(cells)
     tick = time.perf_counter()
     with ResultsStore(store, create=True) as db:
-        stored = db.stored_runs()
-        expected = {
-            c.key: stored[c.key][0] if c.key in stored else None
-            for c in cells
-            if c.key not in stored or (retry_failed and stored[c.key][1])
-        }
+        expected = _expected(db, cells, retry_failed)
         todo = [c for c in cells if c.key in expected]
         run_id = db.start_run(argv if argv is not None else sys.argv, executor, jobs)
         db.add_instances(
@@ -225,6 +221,8 @@ def run_bench(
             preload_families(c.family for c in todo)
             if scheduler is None:  # cells run in this process's cell server
                 start_cell_server()
+            else:  # the workers run the cells: the one planning started is not needed
+                stop_server()
             ex = make_executor(executor, jobs, scheduler)
             bar = _progress_bar(len(todo), len(cells) - len(todo), progress)
             try:
@@ -243,6 +241,16 @@ def run_bench(
         time.perf_counter() - tick,
         counts.elsewhere,
     )
+
+
+def _expected(db: ResultsStore, cells: list[Cell], retry_failed: bool) -> dict[str, str | None]:
+    """Key -> run id of its stored row (``None``: not stored) of every cell to run."""
+    stored = db.stored_runs()
+    return {
+        c.key: stored[c.key][0] if c.key in stored else None
+        for c in cells
+        if c.key not in stored or (retry_failed and stored[c.key][1])
+    }
 
 
 @dataclasses.dataclass
