@@ -191,7 +191,8 @@ def solve_milp(
 
             slack = pyo.value(model.T) - evaluate(scaled, choice, None).iteration_time_s
             objective -= pbs * slack * tau
-    if bound is not None and objective is not None and objective < bound <= objective + _MIP_TOL * eps:
+    within_tol = objective is not None and bound is not None and bound <= objective + _MIP_TOL * eps
+    if within_tol and bound > objective:
         # HiGHS' dual bound is exact only up to its tolerances in the model's unit
         # (seen: 1e-7 units above an optimum of 0 J when the unit is the blocking energy).
         bound = objective
