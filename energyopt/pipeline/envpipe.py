@@ -90,14 +90,17 @@ def ladder(table: OptionTable, ranking: str) -> list[int]:
     top is the fastest option and "one step up" is the next faster option.
     ``"clock"``: by SM clock in MHz (ties: the slower first), as the Perseus
     authors' emulation of EnvPipe does; the top is the maximum clock even where
-    a lower clock measured faster. A table without clocks is ranked by time.
+    a lower clock measured faster. It needs every option's clock (a table of
+    one option, such as a link's, needs none).
     """
     if ranking not in RANKINGS:
         raise ValueError(f"ranking = {ranking!r}: expected one of {', '.join(RANKINGS)}")
     k = range(len(table))
-    if ranking == "clock" and all(f is not None for f in table.sm_clock_mhz):
-        return sorted(k, key=lambda i: (table.sm_clock_mhz[i], -table.time_s[i], i))
-    return sorted(k, key=lambda i: (-table.time_s[i], -table.energy_j[i], i))
+    if ranking == "time":
+        return sorted(k, key=lambda i: (-table.time_s[i], -table.energy_j[i], i))
+    if len(table) > 1 and any(f is None for f in table.sm_clock_mhz):
+        raise ValueError("ranking = 'clock': an option table has options without an SM clock")
+    return sorted(k, key=lambda i: (table.sm_clock_mhz[i], -table.time_s[i], i))
 
 
 @dataclasses.dataclass
@@ -146,9 +149,7 @@ class _Planner:
 
     def _level(self, v: int) -> float:
         if self.ranking == "clock":
-            f = self.instance.options(v).sm_clock_mhz[self.x[v]]
-            if f is not None:
-                return float(f)
+            return float(self.instance.options(v).sm_clock_mhz[self.x[v]])
         return -float(len(self.ladders[v]) - 1 - self.rank[v][self.x[v]])
 
     def restore_baseline(self) -> None:
@@ -169,6 +170,11 @@ class _Planner:
 def _valley(table: OptionTable) -> int:
     """The bottom of the energy valley: least measured energy (ties: the faster)."""
     return min(range(len(table)), key=lambda k: (table.energy_j[k], table.time_s[k], k))
+
+
+def outer_envelope(instance: PemInstance, ranking: str = "time") -> list[int]:
+    """The outer envelope: Algorithm 2's critical path with every unit at its top option."""
+    return list(_Planner(instance, "balanced", ranking).envelope)
 
 
 def envpipe_plan(

@@ -24,7 +24,7 @@ from energyopt.pipeline import (
 )
 from energyopt.pipeline.bruteforce import brute_force
 from energyopt.pipeline.dag import CompactDag
-from energyopt.pipeline.envpipe import critical_path, envpipe_plan, ladder
+from energyopt.pipeline.envpipe import critical_path, envpipe_plan, ladder, outer_envelope
 from energyopt.pipeline.envpipe_scheduler import envpipe_warmups, rescheduled
 from energyopt.pipeline.schedules import Computation
 
@@ -80,6 +80,11 @@ def test_envpipe_by_hand():
         envpipe_plan(inst, "lazy")
     with pytest.raises(ValueError, match="ranking"):
         envpipe_plan(inst, "balanced", "mhz")
+    no_clocks = OptionTable((None, None), (1.0, 2.0), (2.0, 1.0))
+    assert ladder(no_clocks, "time") == [1, 0]
+    with pytest.raises(ValueError, match="without an SM clock"):
+        ladder(no_clocks, "clock")
+    assert ladder(OptionTable((None,), (1.0,), (1.0,)), "clock") == [0]  # a link
 
 
 def faster_lower_clock_instance():
@@ -106,11 +111,10 @@ def test_rankings_on_a_faster_lower_clock():
     res = energyopt.solve(inst, "envpipe")
     assert res.solution.choice == (0, 0, 0, 0) and res.objective == pytest.approx(60.0)
     # By MHz, one step up from 800 is 1100 MHz (0.5 s, 5 J): E ends at 1.5, T = 3 s.
-    # Energy 30 + 5 = 35 J, blocking 10 * (6 - 3.5) = 25 J: 60 J, the same here; greedy
-    # shows the difference: it sends E to the top, 1400 MHz by MHz (60 J as above) and
-    # 1100 MHz by time: 35 J + 25 J = 60 J. Only the plans differ, not the energy.
+    # Energy 30 + 5 = 35 J, blocking 10 * (6 - 3.5) = 25 J: 60 J as well; the plans differ.
     res = energyopt.solve(inst, "envpipe", ranking="clock")
     assert res.solution.choice == (0, 0, 0, 1) and res.objective == pytest.approx(60.0)
+    # Greedy sends E straight to the top: 1100 MHz by time, 1400 MHz by MHz.
     assert energyopt.solve(inst, "envpipe-greedy").solution.choice == (0, 0, 0, 1)
     res = energyopt.solve(inst, "envpipe-greedy", ranking="clock")
     assert res.solution.choice == (0, 0, 0, 0)
@@ -282,6 +286,17 @@ def test_envpipe_reproduces_the_authors_file():
     # With EnvPipe's scheduler (4.3) the same planner saves more at the same time, so
     # the file is not from the scheduled variant (docs/pipeline.md, EnvPipe).
     inst = instance_from_perseus_profile(PROFILE, 12, p_blocking_w=83.64)
+    # The authors' envelope is fixed by structure: all of the last stage, the first
+    # forward and the last backward of every stage; the Algorithm 2 walk finds it too.
+    S, M = inst.num_stages, 12
+    structural = {
+        i
+        for i, c in enumerate(inst.computations)
+        if c.stage == S - 1
+        or (c.kind == "forward" and c.microbatch == 0)
+        or (c.kind == "backward" and c.microbatch == M - 1)
+    }
+    assert set(outer_envelope(inst)) == structural
     plain = energyopt.solve(inst, "envpipe")
     sched = energyopt.solve(envpipe_schedule(inst), "envpipe")
     assert sched.extra["iteration_time_s"] == pytest.approx(plain.extra["iteration_time_s"])
