@@ -6,6 +6,7 @@ Everything here is simulated and says so in ``PemInstance.source``.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import numpy as np
 
@@ -111,14 +112,44 @@ def nonmonotone_instance(
     f_min = f_max - 15 * (num_clocks - 1)
     if f_min < 1:
         raise ValueError(f"num_clocks = {num_clocks}: too many clocks 15 MHz apart below 1740 MHz")
+
+    def measured(rng: np.random.Generator, base_s: float) -> OptionTable:
+        clean = synthetic_table(rng, base_s, num_clocks, f_max=f_max, f_min=f_min)
+        return noisy_table(rng, clean, time_noise, energy_noise, throttle)
+
+    tables = _stage_tables(rng, num_stages, measured)
+    return _simulated(
+        "nonmonotone", schedule, num_stages, num_microbatches, num_clocks, seed, tables,
+        p_blocking_w, deadline_s,
+    )  # fmt: skip
+
+
+def _stage_tables(
+    rng: np.random.Generator,
+    num_stages: int,
+    table: Callable[[np.random.Generator, float], OptionTable],
+) -> dict[str, OptionTable]:
+    """Forward and backward tables per stage: forward about 20 ms (+-20 %), backward 1.8-2.2x."""
     tables = {}
     for s in range(num_stages):
         fwd = 0.02 * rng.uniform(0.8, 1.2)
-        for kind, base in ((FORWARD, fwd), (BACKWARD, fwd * rng.uniform(1.8, 2.2))):
-            clean = synthetic_table(rng, base, num_clocks, f_max=f_max, f_min=f_min)
-            tables[stage_table(s, kind)] = noisy_table(
-                rng, clean, time_noise, energy_noise, throttle
-            )
+        tables[stage_table(s, FORWARD)] = table(rng, fwd)
+        tables[stage_table(s, BACKWARD)] = table(rng, fwd * rng.uniform(1.8, 2.2))
+    return tables
+
+
+def _simulated(
+    kind: str,
+    schedule: str,
+    num_stages: int,
+    num_microbatches: int,
+    num_clocks: int,
+    seed: int,
+    tables: dict[str, OptionTable],
+    p_blocking_w: float,
+    deadline_s: float | None,
+) -> PemInstance:
+    """The schedule's instance, named and sourced as simulated by ``{kind}_instance``."""
     return PemInstance.from_schedule(
         schedule,
         num_stages,
@@ -126,8 +157,8 @@ def nonmonotone_instance(
         tables,
         p_blocking_w,
         deadline_s,
-        name=f"nonmonotone {schedule} {num_stages}x{num_microbatches} k{num_clocks} seed{seed}",
-        source=f"simulated (energyopt.pipeline.generators.nonmonotone_instance, seed={seed})",
+        name=f"{kind} {schedule} {num_stages}x{num_microbatches} k{num_clocks} seed{seed}",
+        source=f"simulated (energyopt.pipeline.generators.{kind}_instance, seed={seed})",
     )
 
 
@@ -147,23 +178,11 @@ def synthetic_instance(
     its forward, as in transformer training.
     """
     rng = np.random.default_rng(seed)
-    tables = {}
-    for s in range(num_stages):
-        fwd = 0.02 * rng.uniform(0.8, 1.2)
-        tables[stage_table(s, FORWARD)] = synthetic_table(rng, fwd, num_clocks)
-        tables[stage_table(s, BACKWARD)] = synthetic_table(
-            rng, fwd * rng.uniform(1.8, 2.2), num_clocks
-        )
-    return PemInstance.from_schedule(
-        schedule,
-        num_stages,
-        num_microbatches,
-        tables,
-        p_blocking_w,
-        deadline_s,
-        name=f"synthetic {schedule} {num_stages}x{num_microbatches} k{num_clocks} seed{seed}",
-        source=f"simulated (energyopt.pipeline.generators.synthetic_instance, seed={seed})",
-    )
+    tables = _stage_tables(rng, num_stages, lambda r, t: synthetic_table(r, t, num_clocks))
+    return _simulated(
+        "synthetic", schedule, num_stages, num_microbatches, num_clocks, seed, tables,
+        p_blocking_w, deadline_s,
+    )  # fmt: skip
 
 
 def random_dag_instance(
