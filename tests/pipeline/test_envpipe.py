@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import energyopt
 from energyopt.core.errors import InstanceError
@@ -301,3 +303,34 @@ def test_envpipe_reproduces_the_authors_file():
     sched = energyopt.solve(envpipe_schedule(inst), "envpipe")
     assert sched.extra["iteration_time_s"] == pytest.approx(plain.extra["iteration_time_s"])
     assert sched.objective < 0.99 * plain.objective
+
+
+@st.composite
+def small_1f1b(draw):
+    """1F1B with 2-3 stages, 2-3 microbatches (at most 12 computations) and 1-2 options
+    per table, times and energies drawn independently of the clocks (non-monotone)."""
+    S, M = draw(st.sampled_from([(2, 2), (2, 3), (3, 2)]))
+    tables = {}
+    for s in range(S):
+        for kind in ("forward", "backward"):
+            k = draw(st.integers(1, 2))
+            times = tuple(draw(st.floats(0.1, 3.0)) for _ in range(k))
+            energies = tuple(draw(st.floats(0.0, 50.0)) for _ in range(k))
+            tables[f"s{s}/{kind}"] = OptionTable((1400, 1100)[:k], times, energies)
+    return PemInstance.from_schedule("1f1b", S, M, tables, draw(st.floats(0.0, 20.0)))
+
+
+@given(small_1f1b(), st.sampled_from(["balanced", "greedy"]), st.sampled_from(["time", "clock"]))
+def test_envpipe_and_scheduler_properties(inst, policy, ranking):
+    method = "envpipe" if policy == "balanced" else "envpipe-greedy"
+    plain = _never_below(inst, method, ranking)
+    # No slowdown: the plan runs exactly as fast as every computation at its top option.
+    assert plain.extra["iteration_time_s"] <= plain.extra["baseline_time_s"] * (1 + 1e-12)
+    if ranking == "time":
+        fastest = evaluate(inst, fastest_choice(inst), None).iteration_time_s
+        assert plain.extra["baseline_time_s"] == pytest.approx(fastest, rel=1e-12)
+    warm, stats = envpipe_warmups(inst, policy=policy, ranking=ranking)
+    sched = _never_below(rescheduled(inst, warm), method, ranking)
+    assert sched.objective == pytest.approx(stats["energy_j"], rel=1e-12)
+    assert sched.objective <= plain.objective * (1 + 1e-12)
+    assert sched.extra["iteration_time_s"] <= plain.extra["iteration_time_s"] * (1 + 1e-12)
