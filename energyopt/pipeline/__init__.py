@@ -4,6 +4,8 @@ Importing this package registers its methods in the ``pipeline`` family:
 exact ``highs``, ``cpsat``, ``bruteforce``, ``exact-frontier``; heuristics
 ``perseus``, ``perseus-exponential`` (frontier crawl), ``envpipe``,
 ``envpipe-greedy``, ``zeus-global``, ``zeus-per-stage`` (and their ``-power`` forms).
+EnvPipe's scheduler (EnvPipe 4.3) is :func:`envpipe_schedule`, which returns a
+rescheduled instance to run ``envpipe`` on.
 """
 
 from energyopt.pipeline import methods as _methods  # noqa: F401  (registers every method)
