@@ -17,8 +17,10 @@ Sections (each scored by the evaluator):
 ``nonmonotone``
     Simulated 8 x 12 pipelines with non-monotone tables
     (``nonmonotone_instance``, seeds 0-4): ``envpipe`` ranking by measured time
-    against ranking by MHz (the authors' rule), each at its own iteration time,
-    and the energy of the MHz plan at the time-ranked plan's horizon.
+    against ranking by MHz (the authors' rule), starting off the envelope at the
+    least energy or, as the authors' script, at lowtime's slowest candidate
+    (``valley="lowtime"``); each at its own iteration time, energies compared with
+    blocking up to the same horizon.
 """
 
 from __future__ import annotations
@@ -107,28 +109,28 @@ def nonmonotone() -> None:
     for seed in range(5):
         inst = nonmonotone_instance(8, 12, seed=seed)
         by_time = energyopt.solve(inst, "envpipe")
-        by_clock = energyopt.solve(inst, "envpipe", ranking="clock")
         T = by_time.extra["iteration_time_s"]
-        Tc = by_clock.extra["iteration_time_s"]
-        # The MHz plan is slower; its energy with blocking up to its own end, against the
-        # time-ranked plan's energy with blocking up to the MHz plan's end (same horizon).
-        at_tc = evaluate(inst, by_time.solution.choice, Tc).energy_j
-        rows.append(
-            [
-                seed,
-                f"{T:.5f}",
-                f"{by_time.objective:.2f}",
+        row = [seed, f"{T:.5f}", f"{by_time.objective:.2f}"]
+        for valley in ("energy", "lowtime"):
+            r = energyopt.solve(inst, "envpipe", ranking="clock", valley=valley)
+            Tc = r.extra["iteration_time_s"]
+            # The MHz plan is slower: its energy (blocking to its own end) against the
+            # time-ranked plan's with blocking to the same horizon.
+            at_tc = evaluate(inst, by_time.solution.choice, Tc).energy_j
+            row += [
                 f"{Tc:.5f}",
-                f"{by_clock.objective:.2f}",
+                f"{r.objective:.2f}",
                 f"{100 * (Tc / T - 1):+.2f}",
-                f"{100 * (by_clock.objective / at_tc - 1):+.2f}",
+                f"{100 * (r.objective / at_tc - 1):+.2f}",
             ]
-        )
-    head = ["seed", "T time s", "E time J", "T MHz s", "E MHz J", "T MHz vs time %", "E %"]
+        rows.append(row)
+    head = ["seed", "T time s", "E time J"]
+    for tag in ("MHz", "MHz+lowtime start"):
+        head += [f"T {tag} s", f"E {tag} J", "T %", "E %"]
     print(format_table(head, rows))
     print(
         "Simulated 8 x 12 1F1B, 38 clocks, non-monotone tables (nonmonotone_instance). "
-        "'E %': MHz plan against the time-ranked plan with blocking to the same horizon."
+        "'T %', 'E %': against the time-ranked plan, its energy with blocking to the same horizon."
     )
 
 

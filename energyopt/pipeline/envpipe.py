@@ -48,6 +48,11 @@ from energyopt.pipeline.results import pem_result
 
 POLICIES = ("balanced", "greedy")
 RANKINGS = ("time", "clock")
+#: Where units off the envelope start: ``"energy"``, the least measured energy;
+#: ``"lowtime"``, as the Perseus authors' emulation script (:func:`valley_option`).
+VALLEYS = ("energy", "lowtime")
+#: The time unit of the authors' runs (lowtime's ``unit_time``), for ``valley="lowtime"``.
+LOWTIME_UNIT_S = 1e-3
 #: Relative slack when comparing a makespan with the baseline (float sums of one path).
 _RTOL = 1e-12
 
@@ -110,6 +115,7 @@ class _Planner:
     instance: PemInstance
     policy: str
     ranking: str
+    valley: str = "energy"
 
     def __post_init__(self) -> None:
         inst = self.instance
@@ -120,7 +126,7 @@ class _Planner:
         self.rank = [{k: r for r, k in enumerate(lad)} for lad in self.ladders]
         self.envelope, self.t_base = critical_path(inst, self.dag, self.times(self.top))
         env = set(self.envelope)
-        valley = [_valley(inst.options(i)) for i in range(n)]
+        valley = [valley_option(inst.options(i), self.valley) for i in range(n)]
         self.x = [self.top[i] if i in env else valley[i] for i in range(n)]
 
     def times(self, choice: list[int]) -> list[float]:
@@ -167,9 +173,25 @@ class _Planner:
                 self.x[v] = self.top[v]
 
 
-def _valley(table: OptionTable) -> int:
-    """The bottom of the energy valley: least measured energy (ties: the faster)."""
-    return min(range(len(table)), key=lambda k: (table.energy_j[k], table.time_s[k], k))
+def valley_option(table: OptionTable, valley: str = "energy") -> int:
+    """The energy-optimal option, where units off the envelope start (EnvPipe 4.2).
+
+    ``"energy"``: the least measured energy (ties: the faster). ``"lowtime"``: as
+    in the Perseus authors' emulation, which starts every operation at lowtime's
+    slowest candidate: among the options no other beats in both time and energy,
+    times floored to :data:`LOWTIME_UNIT_S`, the slowest such unit, and in it the
+    dearest option. It is a faster option than the least-energy one when two
+    options of the valley lie within one unit.
+    """
+    if valley not in VALLEYS:
+        raise ValueError(f"valley = {valley!r}: expected one of {', '.join(VALLEYS)}")
+    t, e, k = table.time_s, table.energy_j, range(len(table))
+    if valley == "energy":
+        return min(k, key=lambda i: (e[i], t[i], i))
+    pareto = [i for i in k if not any(t[j] < t[i] and e[j] < e[i] for j in k)]
+    unit = {i: int(t[i] // LOWTIME_UNIT_S) for i in pareto}
+    slowest = max(unit.values())
+    return max((i for i in pareto if unit[i] == slowest), key=lambda i: (e[i], t[i], -i))
 
 
 def outer_envelope(instance: PemInstance, ranking: str = "time") -> list[int]:
@@ -182,12 +204,14 @@ def envpipe_plan(
     policy: str = "balanced",
     ranking: str = "time",
     time_limit: float | None = None,
+    valley: str = "energy",
 ) -> tuple[tuple[int, ...], dict]:
     """The EnvPipe choice (option index per computation) and planner statistics.
 
     ``ranking`` (:func:`ladder`): ``"time"`` (default) reads "the maximum clock" and
     "raise the clock" as the fastest measured option and the next faster one;
-    ``"clock"`` ranks by MHz as the Perseus authors' emulation does.
+    ``"clock"`` ranks by MHz as the Perseus authors' emulation does. ``valley``
+    (:func:`valley_option`) picks where units off the envelope start.
 
     At ``time_limit`` seconds the loop stops (``stats["stopped"]``) and every unit
     of the current critical path goes to the top, path after path, until the
@@ -196,7 +220,7 @@ def envpipe_plan(
     budget = TimeBudget(time_limit)
     if policy not in POLICIES:
         raise ValueError(f"policy = {policy!r}: expected one of {', '.join(POLICIES)}")
-    plan = _Planner(instance, policy, ranking)
+    plan = _Planner(instance, policy, ranking, valley)
     iterations, stopped = 0, ""
     while True:
         path, span = critical_path(instance, plan.dag, plan.times(plan.x))
@@ -215,6 +239,7 @@ def envpipe_plan(
         "baseline_time_s": plan.t_base,
         "policy": policy,
         "ranking": ranking,
+        "valley": valley,
         "stopped": stopped,
     }
 
@@ -225,6 +250,7 @@ def envpipe_result(
     method: str,
     ranking: str = "time",
     time_limit: float | None = None,
+    valley: str = "energy",
 ) -> Result:
     """Plan, score with the evaluator and wrap as a :class:`Result`.
 
@@ -233,7 +259,7 @@ def envpipe_result(
     plan restored to the baseline time (:func:`envpipe_plan`).
     """
     tick = time.perf_counter()
-    choice, stats = envpipe_plan(instance, policy, ranking, time_limit)
+    choice, stats = envpipe_plan(instance, policy, ranking, time_limit, valley)
     ev = evaluate(instance, choice)
     stats["source"] = instance.source
     if not ev.feasible:

@@ -72,12 +72,13 @@ def envpipe_warmups(
     *,
     policy: str = "balanced",
     ranking: str = "time",
+    valley: str = "energy",
     max_inflight: int | None = None,
     time_limit: float | None = None,
 ) -> tuple[list[int], dict]:
     """Warm-up forwards per stage chosen by the EnvPipe scheduler, and statistics.
 
-    ``policy`` and ``ranking`` are the frequency planner's (:func:`envpipe_plan`).
+    ``policy``, ``ranking`` and ``valley`` are the frequency planner's (:func:`envpipe_plan`).
     At ``time_limit`` seconds the search stops with the best warm-ups so far
     (``stats["stopped"]``); 1F1B itself is always a valid answer.
     """
@@ -85,7 +86,7 @@ def envpipe_warmups(
     cap = _check_1f1b(instance, max_inflight)
     S, M = instance.num_stages, int(instance.num_microbatches)
     warm = [min(S - s - 1, M) for s in range(S)]
-    energy, t_base = _score(instance, warm, policy, ranking)
+    energy, t_base = _score(instance, warm, (policy, ranking, None, valley))
     stats = {"1f1b_energy_j": energy, "1f1b_time_s": t_base, "moves": 0, "stopped": ""}
     while True:
         best = None
@@ -97,7 +98,7 @@ def envpipe_warmups(
                 stats["stopped"] = f"time limit {time_limit} s"
                 return warm, {**stats, "energy_j": energy}
             trial = [*warm[:s], warm[s] + 1, *warm[s + 1 :]]
-            e, t = _score(instance, trial, policy, ranking)
+            e, t = _score(instance, trial, (policy, ranking, None, valley))
             no_slower = t <= t_base * (1 + _RTOL)
             if no_slower and e < (energy if best is None else best[0]) * (1 - _RTOL):
                 best = (e, trial)
@@ -107,12 +108,13 @@ def envpipe_warmups(
         stats["moves"] += 1
 
 
-def _score(
-    instance: PemInstance, warm: list[int], policy: str, ranking: str
-) -> tuple[float, float]:
-    """Energy and iteration time of the EnvPipe plan on the rescheduled instance (evaluator)."""
+def _score(instance: PemInstance, warm: list[int], planner: tuple) -> tuple[float, float]:
+    """Energy and iteration time of the EnvPipe plan on the rescheduled instance (evaluator).
+
+    ``planner``: :func:`envpipe_plan`'s arguments after the instance.
+    """
     work = rescheduled(instance, warm).with_deadline(None)
-    choice, _ = envpipe_plan(work, policy, ranking)
+    choice, _ = envpipe_plan(work, *planner)
     ev = evaluate(work, choice, None)
     return ev.energy_j, ev.iteration_time_s
 
@@ -122,6 +124,7 @@ def envpipe_schedule(
     *,
     policy: str = "balanced",
     ranking: str = "time",
+    valley: str = "energy",
     max_inflight: int | None = None,
     time_limit: float | None = None,
 ) -> PemInstance:
@@ -135,6 +138,7 @@ def envpipe_schedule(
         instance,
         policy=policy,
         ranking=ranking,
+        valley=valley,
         max_inflight=max_inflight,
         time_limit=time_limit,
     )

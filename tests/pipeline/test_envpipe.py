@@ -26,7 +26,13 @@ from energyopt.pipeline import (
 )
 from energyopt.pipeline.bruteforce import brute_force
 from energyopt.pipeline.dag import CompactDag
-from energyopt.pipeline.envpipe import critical_path, envpipe_plan, ladder, outer_envelope
+from energyopt.pipeline.envpipe import (
+    critical_path,
+    envpipe_plan,
+    ladder,
+    outer_envelope,
+    valley_option,
+)
 from energyopt.pipeline.envpipe_scheduler import envpipe_warmups, rescheduled
 from energyopt.pipeline.schedules import Computation
 
@@ -138,6 +144,24 @@ def test_clock_ranking_keeps_a_slower_maximum_clock():
     res = energyopt.solve(inst, "envpipe", ranking="clock")
     assert res.objective == pytest.approx(60.0)
     assert res.extra["iteration_time_s"] == pytest.approx(3.6)
+
+
+def test_lowtime_valley_by_hand():
+    # E: (0.5 s, 5 J) at 1400, (0.9004 s, 3.1 J) at 900, (0.9008 s, 3.0 J) at 800 MHz; none
+    # dominates another. Floored to 1 ms both slow options are 900 ms, the slowest unit;
+    # the authors' script starts in it at the dearer option, 900 MHz.
+    e = OptionTable((1400, 900, 800), (0.5, 0.9004, 0.9008), (5.0, 3.1, 3.0))
+    assert valley_option(e, "energy") == 2 and valley_option(e, "lowtime") == 1
+    with pytest.raises(ValueError, match="valley"):
+        valley_option(e, "deepest")
+    base = side_branch_instance()
+    inst = PemInstance(2, base.computations, base.edges, {**base.tables, "E": e}, 10.0)
+    # Either start fits: E ends by 1.9008 <= 2 (B's end), T = 3 s, no reconfiguration.
+    # 800 MHz: 30 + 3.0 = 33 J + 10 * (6 - 3.9008) = 20.992 J: 53.992 J.
+    # 900 MHz: 30 + 3.1 = 33.1 J + 10 * (6 - 3.9004) = 20.996 J: 54.096 J.
+    assert energyopt.solve(inst, "envpipe").objective == pytest.approx(53.992)
+    res = energyopt.solve(inst, "envpipe", valley="lowtime")
+    assert res.objective == pytest.approx(54.096) and res.solution.choice == (0, 0, 0, 1)
 
 
 def tiny_1f1b():
@@ -276,12 +300,12 @@ def test_envpipe_reproduces_the_authors_file():
     # The Perseus authors' EnvPipe result for GPT-3 175B on A100 (8 stages, 1F1B,
     # P_b = 83.64 W). Its columns are 10 x T (floored to 1 ms) and 80 x E at every
     # microbatch count; EnvPipe on plain 1F1B (no scheduler) reproduces them, by time
-    # and by MHz alike (the tables are monotone in clock).
+    # and by MHz alike (the tables are monotone in clock), from either starting clock.
     ref = pd.read_csv(ENVPIPE_FILE)
     for row in ref.itertuples():
         inst = instance_from_perseus_profile(PROFILE, int(row.num_microbatches), p_blocking_w=83.64)
-        for ranking in ("time", "clock"):
-            res = energyopt.solve(inst, "envpipe", ranking=ranking)
+        for ranking, valley in (("time", "energy"), ("clock", "energy"), ("clock", "lowtime")):
+            res = energyopt.solve(inst, "envpipe", ranking=ranking, valley=valley)
             T = res.extra["iteration_time_s"]
             assert int(T * 10_000) / 1000 == pytest.approx(row.iteration_time, abs=1e-9)
             assert 80 * res.objective == pytest.approx(row.energy, abs=1e-3)
