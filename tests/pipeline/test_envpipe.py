@@ -235,8 +235,8 @@ def test_envpipe_keeps_the_baseline_iteration_time(policy, ranking):
         assert stats["baseline_time_s"] >= fastest.iteration_time_s
 
 
-def _never_below(inst, method, ranking):
-    res = energyopt.solve(inst.with_deadline(None), method, ranking=ranking)
+def _never_below(inst, method, ranking, valley="energy"):
+    res = energyopt.solve(inst.with_deadline(None), method, ranking=ranking, valley=valley)
     T = res.extra["iteration_time_s"]
     _, exact = brute_force(inst, T)
     assert res.objective >= exact * (1 - 1e-9)
@@ -344,17 +344,22 @@ def small_1f1b(draw):
     return PemInstance.from_schedule("1f1b", S, M, tables, draw(st.floats(0.0, 20.0)))
 
 
-@given(small_1f1b(), st.sampled_from(["balanced", "greedy"]), st.sampled_from(["time", "clock"]))
-def test_envpipe_and_scheduler_properties(inst, policy, ranking):
+@given(
+    small_1f1b(),
+    st.sampled_from(["balanced", "greedy"]),
+    st.sampled_from(["time", "clock"]),
+    st.sampled_from(["energy", "lowtime"]),
+)
+def test_envpipe_and_scheduler_properties(inst, policy, ranking, valley):
     method = "envpipe" if policy == "balanced" else "envpipe-greedy"
-    plain = _never_below(inst, method, ranking)
+    plain = _never_below(inst, method, ranking, valley)
     # No slowdown: the plan runs exactly as fast as every computation at its top option.
     assert plain.extra["iteration_time_s"] <= plain.extra["baseline_time_s"] * (1 + 1e-12)
     if ranking == "time":
         fastest = evaluate(inst, fastest_choice(inst), None).iteration_time_s
         assert plain.extra["baseline_time_s"] == pytest.approx(fastest, rel=1e-12)
-    warm, stats = envpipe_warmups(inst, policy=policy, ranking=ranking)
-    sched = _never_below(rescheduled(inst, warm), method, ranking)
+    warm, stats = envpipe_warmups(inst, policy=policy, ranking=ranking, valley=valley)
+    sched = _never_below(rescheduled(inst, warm), method, ranking, valley)
     assert sched.objective == pytest.approx(stats["energy_j"], rel=1e-12)
     assert sched.objective <= plain.objective * (1 + 1e-12)
     assert sched.extra["iteration_time_s"] <= plain.extra["iteration_time_s"] * (1 + 1e-12)
