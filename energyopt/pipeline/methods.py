@@ -105,6 +105,9 @@ def solve_highs(
     )
     bounds = [b for b in (lp_bound, milp_bound) if b is not None]
     bound = max(bounds) if bounds else None
+    if choice is not None:
+        energy = evaluate(work, PemSolution(choice)).energy_j
+        bound = _exact.within_solver_tolerance(work, bound, energy)
     outcome, termination = _milp_termination(outcome, milp_plan_rejected, choice)
     if report is not None and choice is not None:
         choice = report.to_original(instance, choice)
@@ -194,17 +197,23 @@ def solve_relaxation_rounding(
     work, report = instance.filter_dominated()
     T, bound = instance.deadline_s, None
     if T is None:
-        T, bound = _exact.best_free_deadline(work)
+        # Most of the limit for the bound curve; the rest for the LP and the rounding.
+        left = None if stop_at is None else 0.7 * (stop_at - time.perf_counter())
+        T, bound = _exact.best_free_deadline(work, time_limit=left)
     lp_bound, plan = _exact.relaxation_start(work, T, stop_at)
     if lp_bound is None:
         return _no_plan(instance, "relaxation-rounding")
+    bound = lp_bound if bound is None else bound
+    if plan is not None:
+        energy = evaluate(work, PemSolution(plan)).energy_j
+        bound = _exact.within_solver_tolerance(replace(work, deadline_s=T), bound, energy)
     stopped = stop_at is not None and time.perf_counter() > stop_at
     return pem_result(
         instance,
         "relaxation-rounding",
         None if plan is None else report.to_original(instance, plan),
         termination=TerminationReason.TIME_LIMIT if stopped else TerminationReason.COMPLETED,
-        bound=lp_bound if bound is None else bound,
+        bound=bound,
         solver="highs",
         solver_version=highs_version(),
         extra={"relaxation_deadline_s": T},
