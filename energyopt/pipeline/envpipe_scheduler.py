@@ -42,7 +42,11 @@ def rescheduled(instance: PemInstance, warmups: list[int]) -> PemInstance:
     The computations keep their indices (a choice means the same clocks in both
     instances); only the edges change. The schedule becomes ``"explicit"``.
     """
+    _check_1f1b(instance, None)
     M = int(instance.num_microbatches)
+    if len(warmups) != instance.num_stages:
+        raise ValueError(f"warmups = {warmups!r}: one count per stage ({instance.num_stages})")
+    warmups = [V.integer(f"warmups[{s}]", w, minimum=0, maximum=M) for s, w in enumerate(warmups)]
     orders = [warmup_order(M, w) for w in warmups]
     tag = ",".join(map(str, warmups))
     return PemInstance(

@@ -209,6 +209,10 @@ def test_scheduler_input_errors():
     for bad in (0, True, 2.5):
         with pytest.raises(InstanceError, match="max_inflight"):
             envpipe_warmups(inst, max_inflight=bad)
+    with pytest.raises(ValueError, match="one count per stage"):
+        rescheduled(inst, [1])
+    with pytest.raises(InstanceError, match=r"warmups\[0\]"):
+        rescheduled(inst, [4, 0])  # more warm-up forwards than microbatches (3)
     gpipe = PemInstance.from_schedule("gpipe", 2, 3, dict(inst.tables), 1.0)
     with pytest.raises(ValueError, match="starts from 1f1b"):
         envpipe_schedule(gpipe)
