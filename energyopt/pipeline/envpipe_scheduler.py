@@ -25,6 +25,8 @@ distributed"); docs/pipeline.md has the figures.
 
 from __future__ import annotations
 
+from typing import Any
+
 from energyopt.core import validate as V
 from energyopt.core.timelimit import TimeBudget
 from energyopt.pipeline.envpipe import envpipe_plan
@@ -123,27 +125,13 @@ def _score(instance: PemInstance, warm: list[int], planner: tuple) -> tuple[floa
     return ev.energy_j, ev.iteration_time_s
 
 
-def envpipe_schedule(
-    instance: PemInstance,
-    *,
-    policy: str = "balanced",
-    ranking: str = "time",
-    valley: str = "energy",
-    max_inflight: int | None = None,
-    time_limit: float | None = None,
-) -> PemInstance:
+def envpipe_schedule(instance: PemInstance, **options: Any) -> PemInstance:
     """The 1F1B ``instance`` rescheduled by EnvPipe's scheduler (EnvPipe 4.3).
 
     Run ``envpipe`` (or any method, for comparison) on the result: EnvPipe with
     its scheduler is ``energyopt.solve(envpipe_schedule(inst), "envpipe")``.
-    Arguments as :func:`envpipe_warmups`.
+    ``options`` are :func:`envpipe_warmups`' keywords (``policy``, ``ranking``,
+    ``valley``, ``max_inflight``, ``time_limit``).
     """
-    warm, _ = envpipe_warmups(
-        instance,
-        policy=policy,
-        ranking=ranking,
-        valley=valley,
-        max_inflight=max_inflight,
-        time_limit=time_limit,
-    )
+    warm, _ = envpipe_warmups(instance, **options)
     return rescheduled(instance, warm)
