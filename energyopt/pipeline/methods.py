@@ -103,11 +103,7 @@ def solve_highs(
     choice, solver_objective, milp_plan_rejected, note = _better_plan(
         work, choice, solver_objective, start, note
     )
-    bounds = [b for b in (lp_bound, milp_bound) if b is not None]
-    bound = max(bounds) if bounds else None
-    if choice is not None:
-        energy = evaluate(work, PemSolution(choice)).energy_j
-        bound = _exact.within_solver_tolerance(work, bound, energy)
+    bound = _best_bound(work, (lp_bound, milp_bound), choice)
     outcome, termination = _milp_termination(outcome, milp_plan_rejected, choice)
     if report is not None and choice is not None:
         choice = report.to_original(instance, choice)
@@ -218,6 +214,18 @@ def solve_relaxation_rounding(
         solver_version=highs_version(),
         extra={"relaxation_deadline_s": T},
     )
+
+
+def _best_bound(
+    instance: PemInstance, bounds: tuple[float | None, ...], choice: tuple[int, ...] | None
+) -> float | None:
+    """The largest of ``bounds``, capped at ``choice``'s energy within HiGHS' tolerance."""
+    known = [b for b in bounds if b is not None]
+    bound = max(known) if known else None
+    if choice is None:
+        return bound
+    energy = evaluate(instance, PemSolution(choice)).energy_j
+    return _exact.within_solver_tolerance(instance, bound, energy)
 
 
 def gap_closed_at(
