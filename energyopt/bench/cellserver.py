@@ -239,9 +239,9 @@ def main() -> int:
     return 0
 
 
-# -- the client (in the Dask worker) ------------------------------------------------
+# -- the client (the bench process, or a Dask worker) --------------------------------
 class CellServer:
-    """A running cell server, started from this process (a Dask worker)."""
+    """A running cell server, started from this process (``bench``, or a Dask worker)."""
 
     def __init__(self, preload: list[str]) -> None:
         self.dir = tempfile.mkdtemp(prefix="energyopt-cells-")
