@@ -100,7 +100,7 @@ class _Scan:
 
 
 def check_options(*, rel_gap: float, greedy_iterations: int) -> None:
-    """A ``ValueError`` naming the option when ``rel_gap`` or ``greedy_iterations`` is out of range."""
+    """A ``ValueError`` naming the option when ``rel_gap`` or ``greedy_iterations`` is bad."""
     if isinstance(rel_gap, bool) or not isinstance(rel_gap, (int, float)):
         raise ValueError(f"option rel_gap = {rel_gap!r}: must be a number")
     if not 0.0 <= rel_gap < 1.0:  # NaN fails too

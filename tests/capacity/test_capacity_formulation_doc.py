@@ -1,4 +1,4 @@
-"""formulations/capacity.md, the Pyomo model and the pattern model cite the same equations (CAP-*)."""
+"""formulations/capacity.md, the Pyomo model and the pattern model cite the same CAP-* tags."""
 
 from __future__ import annotations
 
