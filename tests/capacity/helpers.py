@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from energyopt.capacity import CapacityInstance, Job, Node
@@ -59,3 +61,25 @@ def menu_point(seed: int, num_nodes: int, num_jobs: int, work_conserving: bool):
         restart_from_checkpoint=bool(rng.random() < 0.8),
         name=f"menu-point-{seed}",
     )
+
+
+def homogenized(inst: CapacityInstance) -> CapacityInstance:
+    """``inst`` with every node of a GPU type made identical (one class per type).
+
+    Each node gets its type's largest GPU count, which every running job and epoch
+    table of ``random_point`` already fits, and the powers of the type's first node.
+    """
+    first: dict[str, Node] = {}
+    size: dict[str, int] = {}
+    for node in inst.nodes:
+        first.setdefault(node.gpu_type, node)
+        size[node.gpu_type] = max(size.get(node.gpu_type, 0), node.num_gpus)
+    nodes = tuple(
+        dataclasses.replace(
+            first[n.gpu_type],
+            name=n.name,
+            num_gpus=size[n.gpu_type],
+        )
+        for n in inst.nodes
+    )
+    return dataclasses.replace(inst, nodes=nodes)

@@ -1,4 +1,4 @@
-"""formulations/capacity.md, the Pyomo model and the pattern model cite the same CAP-* tags."""
+"""formulations/capacity.md and the Pyomo model cite the same equations (CAP-*)."""
 
 from __future__ import annotations
 
@@ -33,10 +33,10 @@ def test_doc_and_code_cite_the_same_equations():
     for _, fn in inspect.getmembers(milp, inspect.isfunction):
         code |= {m.group(1) for m in TAG.finditer(fn.__doc__ or "")}
     assert code == set(COMPONENTS)
+    # The patterns method's fixed-theta model (Section 8), one function per family.
     patterns = set()
     for _, fn in inspect.getmembers(thetamodel, inspect.isfunction):
         patterns |= {m.group(1) for m in TAG.finditer(fn.__doc__ or "")}
-    # The pattern model (Section 8) has one builder function per family, CAP-11..17.
     assert patterns == {str(k) for k in range(11, 18)}
     # CAP-0 (f_OBJ) is the evaluator's; CAP-3/4 are the MINLP's, replaced by 5-7 and 9.
     assert doc == code | patterns | {"0", "3", "4"}

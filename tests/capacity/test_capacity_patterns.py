@@ -1,23 +1,32 @@
 """The ``patterns`` method (formulations/capacity.md Section 8, CAP-11..17).
 
-Hand-worked optima, the aggregation itself, agreement with ``bruteforce`` and
-``highs`` on random small points (node classes with several members, several GPU
-types, running jobs anchored to their nodes), the time limit, and bad options.
+Hand-worked optima (identical nodes aggregated, a host node with an anchored job), the
+aggregation itself, agreement with ``bruteforce`` and the CAP-1..10 MILP ``highs`` on
+random small points (node classes with several members, several GPU types, running
+jobs anchored to their nodes, both postponement variants), the paper's N = 100 scale,
+the time limit, and bad options. The Hypothesis property against brute force is in
+tests/properties/test_capacity_properties.py.
 """
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import energyopt
-from energyopt.capacity import brute_force, evaluate
+from energyopt.capacity import CapacityInstance, Job, Node, brute_force, evaluate
 from energyopt.capacity.generators import random_point
 from energyopt.capacity.patterns import aggregate, packings, theta_candidates
 from energyopt.core.gap import gap
 from energyopt.core.status import SolutionStatus, TerminationReason
 
-from .conftest import class_with_host, keep_or_move, one_job, two_jobs
-from .helpers import menu_point
+from .conftest import PRICE, class_with_host, keep_or_move, one_job, two_jobs
+from .helpers import homogenized, menu_point
+
+
+def _tol(x: float) -> float:
+    return 1e-7 * max(1.0, abs(x))
 
 
 @pytest.mark.parametrize(
@@ -59,6 +68,42 @@ def test_aggregation_of_class_with_host():
     # Moves from the checkpoint: j0 100 s / 60 s, j1 40 s / 30 s; theta takes these
     # four values or j0's keep time 50 s.
     assert theta_candidates(agg) == [30.0, 40.0, 50.0, 60.0, 100.0]
+
+
+def twin_nodes(idle_horizon_s: float = 3600.0) -> CapacityInstance:
+    """Two identical nodes (one class of 2): 2 GPUs, idle 100 W, 50 W per busy GPU.
+
+    Two waiting jobs, each 1 epoch: 100 s on 1 GPU, 60 s on 2; due 1000 s (never late).
+    Work-conserving (1e-6 EUR/J):
+      both on one node, 1 GPU each: theta 100, 100 + 2*50 = 200 W  -> 20000 J = 0.020
+      one per node, 1 GPU each:     theta 100, 2 * 150 W = 300 W   -> 30000 J = 0.030
+      one per node, 2 GPUs each:    theta  60, 2 * 200 W = 400 W   -> 24000 J = 0.024
+      2 GPUs + 1 GPU:               theta  60, 200 + 150 = 350 W   -> 21000 J = 0.021
+    optimum 0.020. May postpone, H = 100 s: both wait, theta = H, nodes off (0 J) and
+    beta w max(0, 0 + 100 + 60 - 1000) = 0: optimum 0.
+    """
+    node = dict(gpu_type="V100", num_gpus=2, idle_power_w=100.0, gpu_power_w=50.0)
+    job = dict(arrival_s=0.0, due_s=1000.0, tardiness_weight_eur_per_s=1e-2)
+    return CapacityInstance(
+        (Node("a", **node), Node("b", **node)),
+        (
+            Job("x", remaining_epochs=1.0, epoch_time_s={"V100": (100.0, 60.0)}, **job),
+            Job("y", remaining_epochs=1.0, epoch_time_s={"V100": (100.0, 60.0)}, **job),
+        ),
+        idle_horizon_s=idle_horizon_s,
+        name="twin-nodes",
+        **PRICE,
+    )
+
+
+@pytest.mark.parametrize("work_conserving, optimum", [(True, 0.020), (False, 0.0)])
+def test_twin_nodes_form_one_class(work_conserving, optimum):
+    inst = twin_nodes(idle_horizon_s=100.0).with_variant(work_conserving)
+    assert len(aggregate(inst).classes) == 1
+    for method in ("patterns", "bruteforce"):
+        r = energyopt.solve(inst, method)
+        assert r.status is SolutionStatus.OPTIMAL, method
+        assert r.objective == pytest.approx(optimum, abs=1e-12), method
 
 
 def test_packings_of_a_four_gpu_node():
@@ -110,6 +155,27 @@ def test_equals_brute_force_and_highs_on_random_points(seed, work_conserving):
     )
 
 
+def test_agrees_with_the_milp_on_a_larger_point():
+    # 6 nodes of 4 GPUs in two classes, 8 jobs (half running): HiGHS proves CAP-1..10.
+    inst = homogenized(random_point(7, 6, 8, max_gpus=4, running_fraction=0.5))
+    h = energyopt.solve(inst, "highs", time_limit=120)
+    p = energyopt.solve(inst, "patterns", time_limit=60)
+    assert h.status is SolutionStatus.OPTIMAL and p.status is SolutionStatus.OPTIMAL
+    assert p.objective == pytest.approx(h.objective, rel=1e-6)
+
+
+def test_time_limit_returns_incumbent_and_an_honest_status():
+    inst = energyopt.load_instance("instances/capacity/paper/016-paper-s2-n100-point100.json")
+    tick = time.perf_counter()
+    r = energyopt.solve(inst, "patterns", time_limit=0.05)
+    assert time.perf_counter() - tick < 0.05 + 1.0
+    assert r.objective is not None  # Randomized Greedy's schedule at the least
+    if r.status is SolutionStatus.OPTIMAL:
+        assert gap(r.objective, r.bound) <= 1e-4
+    else:
+        assert r.termination is TerminationReason.TIME_LIMIT
+
+
 def test_time_limit_returns_incumbent_and_bound():
     # 100 heterogeneous nodes (every node its own class) and 100 jobs: about 9 s to close
     # on an idle machine, so a 2 s limit stops the scan.
@@ -145,3 +211,11 @@ def test_bad_options_name_the_option(options, text):
 def test_bad_option_types_are_refused_before_solving(options):
     with pytest.raises(ValueError, match=next(iter(options))):
         energyopt.solve(one_job(), "patterns", **options)
+
+
+def test_paper_point_at_n100_is_proven():
+    inst = energyopt.load_instance("instances/capacity/paper/008-paper-s1-n100-point150.json")
+    r = energyopt.solve(inst, "patterns", time_limit=120)
+    assert r.status is SolutionStatus.OPTIMAL
+    greedy = energyopt.solve(inst, "randomized-greedy", seed=0)
+    assert greedy.objective >= r.bound - _tol(r.bound)
