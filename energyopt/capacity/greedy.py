@@ -274,6 +274,211 @@ def _level_bits(conf, offset: list[int], top: list[int], closed: bool) -> int:
     return bits | (1 << (o + t)) if closed and t >= g else bits
 
 
+@dataclasses.dataclass
+class _Search:
+    """Everything an iteration of :func:`randomized_greedy` reads, computed once per call.
+
+    Lists are indexed by job (``per_job``, ``swap_p``, ``postpone_base``), node (``cap``,
+    ``idle_w``, ``gpu_rate``, ``bit0``) or node class (``top``, ``members``).
+    """
+
+    instance: CapacityInstance
+    per_job: list[tuple]
+    """Per job: the rule's cumulative 1/score and its total, the rule's length, the
+    memo key's stride and own-node terms, the remembered placements (_Placements), the
+    node and g it runs on, and its "keep" time and tardiness."""
+    memo: bool
+    swap_p: list[float]
+    base_order: list[int]
+    postpone_base: list[tuple[float, float]]
+    cap: list[int]
+    idle_w: list[float]
+    gpu_rate: list[list[float]]
+    top: list[int]
+    members: list[list[int]]
+    bit0: list[int]
+    all_closed: int
+    n_swaps: int
+    n_draws: int
+
+
+def _per_job(
+    instance: CapacityInstance, of_node: list[int], members: list[list[int]], offset: list[int]
+) -> tuple[list[tuple], bool]:
+    """The per-job entries of :class:`_Search`, and whether placements are memoized."""
+    jobs, N = instance.jobs, len(instance.nodes)
+    cap = [node.num_gpus for node in instance.nodes]
+    top = [cap[m[0]] for m in members]
+
+    def as_tuple(c: _Config) -> tuple[int, int, float, float]:
+        return (c.cls, c.g, c.time_s, c.tardiness_eur)
+
+    memo = len(members) <= MEMO_CLASSES
+    per_job = []
+    for j, (rule, cum, fallback) in enumerate(_job_configs(instance, of_node, members)):
+        n_rule = len(rule)
+        keep = next((c for c in fallback if c.cls < 0), None)
+        if keep is not None:
+            # own: how the job's own node, with f free GPUs, fits the job (see _fit).
+            run_n, run_g = jobs[j].running
+            own = [0 if f < run_g else 1 if f < cap[run_n] else 2 for f in range(cap[run_n] + 1)]
+            keep_t, keep_tard = keep.time_s, keep.tardiness_eur
+        else:  # not running: read the spare entry of `free` (always 0), own 0
+            run_n, run_g, own = N, -1, [0]
+            keep_t = keep_tard = 0.0
+        rule_t, fallback_t = tuple(map(as_tuple, rule)), tuple(map(as_tuple, fallback))
+        per_job.append(
+            (
+                cum,
+                cum[-1],
+                n_rule,
+                3 * n_rule,
+                tuple(x * n_rule for x in own) if memo else tuple(own),
+                _Placements(rule_t, fallback_t, offset, top, of_node[run_n] if run_n < N else -1),
+                run_n,
+                run_g,
+                keep_t,
+                keep_tard,
+            )
+        )
+    return per_job, memo
+
+
+def _search(instance: CapacityInstance, swap_probability: float) -> _Search:
+    """The data of one call of :func:`randomized_greedy` (pressure order, Eq. 2; swaps)."""
+    of_node, members = _node_classes(instance)
+    jobs, J = instance.jobs, instance.num_jobs
+    now, beta = instance.now_s, instance.postponement_penalty
+    weights = [job.tardiness_weight_eur_per_s for job in jobs]
+    positive = [w for w in weights if w > 0]
+    w_ref = min(positive) if positive else 1.0
+    pressure = [now + float(instance.min_time_s[j]) - jobs[j].due_s for j in range(J)]  # Eq. 2
+    rmin = [float(x) for x in instance.min_restart_time_s]
+    cap = [node.num_gpus for node in instance.nodes]
+    gpu_w = [node.gpu_power_w for node in instance.nodes]
+    top = [cap[m[0]] for m in members]  # G_c
+    offset = [sum(t + 1 for t in top[:c]) for c in range(len(members))]
+    per_job, memo = _per_job(instance, of_node, members, offset)
+    # A randomized iteration draws J - 1 numbers for the swaps, then one per job with more
+    # than one candidate: the same count whatever the order, so an iteration's draws are
+    # taken in one go (the same calls in the same order), and a job the search never
+    # reaches (the cluster is full) has still consumed its draw.
+    n_swaps = max(J - 1, 0)
+    return _Search(
+        instance=instance,
+        per_job=per_job,
+        memo=memo,
+        swap_p=[swap_probability * w_ref / max(w, w_ref) for w in weights],
+        base_order=sorted(range(J), key=lambda j: (-pressure[j], j)),
+        postpone_base=[
+            (beta * jobs[j].tardiness_weight_eur_per_s, now + rmin[j] - jobs[j].due_s)
+            for j in range(J)
+        ],
+        cap=cap,
+        idle_w=[node.idle_power_w for node in instance.nodes],
+        gpu_rate=[[g * w for g in range(G + 1)] for G, w in zip(cap, gpu_w)],
+        top=top,
+        members=members,
+        bit0=[1 << offset[c] for c in of_node],  # bit f of node n's class: bit0[n] << f
+        all_closed=sum(1 << (o + t) for o, t in zip(offset, top)),
+        n_swaps=n_swaps,
+        n_draws=n_swaps + sum(1 for p in per_job if p[2] > 1),
+    )
+
+
+def _iteration(
+    sd: _Search, swaps: list[float], draws: list[float] | None
+) -> tuple[float, list[int], list[int]]:
+    """One construction: the jobs in (swapped) pressure order, each placed by its rule.
+
+    ``swaps[k] < swap_p[job]`` swaps the job at position k with the next one (the last
+    entry is inf); ``draws`` (``None`` in iteration 0) picks each job's candidate.
+    Returns f_OBJ and, per job, its node (-1: postponed) and GPUs.
+    """
+    per_job, memo, swap_p, gpu_rate = sd.per_job, sd.memo, sd.swap_p, sd.gpu_rate
+    idle_w, bit0, bisect_right, inf = sd.idle_w, sd.bit0, bisect.bisect_right, float("inf")
+    J = len(per_job)
+    k = sd.n_swaps  # the next draw of a configuration
+    free = [*sd.cap, 0]  # and a spare entry, for jobs that do not run
+    buckets = [[[] for _ in range(t)] + [list(m)] for t, m in zip(sd.top, sd.members)]
+    mask = sd.all_closed
+    node_of, gpus_of = [-1] * J, [0] * J
+    theta = inf
+    tardiness = rate = 0.0
+    postponed = False  # whether a job may be left without a node
+    # The swaps (Section 5, choice 2): position k is final once visited and position
+    # k + 1 still holds base_order[k + 1] then, so the loop carries the job that moves on
+    # (`cur`) and reads base_order[k + 1] (`nxt`); -1 is the position after the end.
+    cur = sd.base_order[0] if J else -1
+    for r, nxt in zip(swaps, [*sd.base_order[1:], -1]):
+        if r < swap_p[cur]:
+            j = nxt  # cur swaps with nxt and moves on
+        else:
+            j, cur = cur, nxt
+        cum, tot, n_rule, stride, own, placements, run_n, run_g, keep_t, keep_tard = per_job[j]
+        if draws is not None and n_rule > 1:
+            i = bisect_right(cum, draws[k] * tot)
+            k += 1
+        else:
+            i = 0
+        f = free[run_n]  # the own node's free GPUs (the spare 0 when not running)
+        where = (
+            placements[mask * stride + own[f] + i] if memo else placements.place(i, mask, own[f])
+        )
+        if not where:
+            postponed = True
+            continue  # nothing fits anywhere: postponed
+        c, level, g, t, tard, opens = where
+        levels = buckets[c]
+        if level >= 0:  # the node longest at that level
+            nodes = levels[level]
+            n = nodes[0]
+            del nodes[0]
+            if n == run_n and g == run_g:  # a class configuration on its own node: a keep
+                t, tard = keep_t, keep_tard
+        else:  # the job's own node
+            n, level = run_n, f
+            nodes = levels[f]
+            nodes.remove(n)
+        # Node n goes from `level` free GPUs to `rest`.
+        rest = level - g
+        free[n] = rest
+        if not nodes:
+            mask ^= bit0[n] << level
+        if opens:  # the node opens
+            rate += idle_w[n]
+        if rest:
+            nodes = levels[rest]
+            if not nodes:
+                mask |= bit0[n] << rest
+            nodes.append(n)
+        node_of[j] = n
+        gpus_of[j] = g
+        rate += gpu_rate[n][g]  # g * gpu_w[n]
+        if t < theta:
+            theta = t
+        tardiness += tard
+        if not mask:  # no node has a free GPU: every job not yet placed is postponed
+            postponed = True
+            break
+    return _cost(sd, theta, rate, tardiness, node_of if postponed else None), node_of, gpus_of
+
+
+def _cost(
+    sd: _Search, theta: float, rate: float, tardiness: float, node_of: list[int] | None
+) -> float:
+    """f_OBJ of a construction; ``node_of`` when some job may be postponed."""
+    if theta == float("inf"):
+        theta = sd.instance.idle_horizon_s
+    cost = theta * rate * sd.instance.eur_per_joule + tardiness
+    if node_of is not None:
+        for j in [j for j in range(len(node_of)) if node_of[j] < 0]:  # by index
+            bw, late = sd.postpone_base[j]
+            if late + theta > 0:
+                cost += bw * (late + theta)
+    return cost
+
+
 def randomized_greedy(
     instance: CapacityInstance,
     max_iterations: int = 1000,
@@ -308,84 +513,9 @@ def randomized_greedy(
         raise ValueError(f"max_iterations = {max_iterations!r}: must be >= 1")
     if not 0.0 <= swap_probability <= 1.0:
         raise ValueError(f"swap_probability = {swap_probability!r}: must be in [0, 1]")
-    rng = random.Random(seed)
-    of_node, members = _node_classes(instance)
-    jobs = instance.jobs
-    J = instance.num_jobs
-    now, beta, price = instance.now_s, instance.postponement_penalty, instance.eur_per_joule
-    weights = [job.tardiness_weight_eur_per_s for job in jobs]
-    positive = [w for w in weights if w > 0]
-    w_ref = min(positive) if positive else 1.0
-    swap_p = [swap_probability * w_ref / max(w, w_ref) for w in weights]
-    pressure = [now + float(instance.min_time_s[j]) - jobs[j].due_s for j in range(J)]  # Eq. 2
-    base_order = sorted(range(J), key=lambda j: (-pressure[j], j))
-    rmin = [float(x) for x in instance.min_restart_time_s]
-    N = len(instance.nodes)
-    cap = [node.num_gpus for node in instance.nodes]
-    idle_w = [node.idle_power_w for node in instance.nodes]
-    gpu_w = [node.gpu_power_w for node in instance.nodes]
-    gpu_rate = [[g * w for g in range(G + 1)] for G, w in zip(cap, gpu_w)]
-    postpone_base = [
-        (beta * jobs[j].tardiness_weight_eur_per_s, now + rmin[j] - jobs[j].due_s) for j in range(J)
-    ]
-    top = [cap[m[0]] for m in members]  # G_c
-    offset = [sum(t + 1 for t in top[:c]) for c in range(len(members))]
-    bit0 = [1 << offset[c] for c in of_node]  # bit f of node n's class: bit0[n] << f
-
-    # Per job, once: the rule's cumulative 1/score and its total, the rule's length, the
-    # key's stride and own-node terms, the remembered placements (_Placements), the node
-    # and g it runs on and its "keep" time and tardiness (a class configuration there is a
-    # keep too).
-    def as_tuple(c: _Config) -> tuple[int, int, float, float]:
-        return (c.cls, c.g, c.time_s, c.tardiness_eur)
-
-    memo = len(members) <= MEMO_CLASSES
-    per_job = []
-    for j, (rule, cum, fallback) in enumerate(_job_configs(instance, of_node, members)):
-        n_rule = len(rule)
-        keep = next((c for c in fallback if c.cls < 0), None)
-        if keep is not None:
-            # own: how the job's own node, with f free GPUs, fits the job (see _fit).
-            run_n, run_g = jobs[j].running
-            own = [0 if f < run_g else 1 if f < cap[run_n] else 2 for f in range(cap[run_n] + 1)]
-            keep_t, keep_tard = keep.time_s, keep.tardiness_eur
-        else:  # not running: read the spare entry of `free` (always 0), own 0
-            run_n, run_g, own = N, -1, [0]
-            keep_t = keep_tard = 0.0
-        rule_t, fallback_t = tuple(map(as_tuple, rule)), tuple(map(as_tuple, fallback))
-        per_job.append(
-            (
-                cum,
-                cum[-1],
-                n_rule,
-                3 * n_rule,
-                tuple(x * n_rule for x in own) if memo else tuple(own),
-                _Placements(rule_t, fallback_t, offset, top, of_node[run_n] if run_n < N else -1),
-                run_n,
-                run_g,
-                keep_t,
-                keep_tard,
-            )
-        )
-    # A randomized iteration draws J - 1 numbers for the swaps, then one per job with more
-    # than one candidate: the same count whatever the order, so an iteration's draws are
-    # taken in one go (the same calls in the same order), and a job the search never
-    # reaches (the cluster is full) has still consumed its draw.
-    n_swaps = max(J - 1, 0)
-    n_draws = n_swaps + sum(1 for p in per_job if p[2] > 1)
-    draw = rng.random
-    all_closed = sum(1 << (o + t) for o, t in zip(offset, top))
-    bisect_right = bisect.bisect_right
+    draw = random.Random(seed).random
+    sd = _search(instance, swap_probability)
     inf = float("inf")
-    # The swaps (Section 5, choice 2): for k = 0..J-2 the job at position k swaps with the
-    # next one when draw k < swap_p[job]. Position k is final once visited and position
-    # k + 1 still holds base_order[k + 1] then, so the loop carries the job that moves on
-    # (`cur`) and reads base_order[k + 1] (`nxt`). A last "draw" of inf never swaps and
-    # ends the order with the carried job (-1 stands for the position after the end).
-    after = [*base_order[1:], -1]
-    cur0 = base_order[0] if J else -1
-    no_swaps = [inf] * J  # iteration 0
-
     best_assign: Assignment | None = None
     best_cost = inf
     trace = GreedyTrace([], 0)
@@ -393,84 +523,11 @@ def randomized_greedy(
         if deadline is not None and it > 0 and perf_counter() > deadline:
             trace.stopped_at_deadline = True
             break
-        randomized = it > 0  # iteration 0: no swap, the rule's choice
-        if randomized:
-            draws = list(starmap(draw, repeat((), n_draws)))  # n_draws calls of draw()
-            swaps = draws[:n_swaps]
-            swaps.append(inf)
-            k = n_swaps  # the next draw of a configuration
+        if it == 0:  # iteration 0: no swap, the rule's choice
+            cost, node_of, gpus_of = _iteration(sd, [inf] * instance.num_jobs, None)
         else:
-            swaps = no_swaps
-        free = [*cap, 0]  # and a spare entry, for jobs that do not run
-        buckets = [[[] for _ in range(t)] + [list(m)] for t, m in zip(top, members)]
-        mask = all_closed
-        # The schedule: job j on node node_of[j] (-1: postponed) with gpus_of[j] GPUs.
-        node_of, gpus_of = [-1] * J, [0] * J
-        theta = inf
-        tardiness = rate = 0.0
-        postponed = False  # whether a job may be left without a node
-
-        cur = cur0
-        for r, nxt in zip(swaps, after):
-            if r < swap_p[cur]:
-                j = nxt  # cur swaps with nxt and moves on
-            else:
-                j, cur = cur, nxt
-            cum, tot, n_rule, stride, own, placements, run_n, run_g, keep_t, keep_tard = per_job[j]
-            if randomized and n_rule > 1:
-                i = bisect_right(cum, draws[k] * tot)
-                k += 1
-            else:
-                i = 0
-            f = free[run_n]  # the own node's free GPUs (the spare 0 when not running)
-            if memo:
-                where = placements[mask * stride + own[f] + i]
-            else:
-                where = placements.place(i, mask, own[f])
-            if not where:
-                postponed = True
-                continue  # nothing fits anywhere: postponed
-            c, level, g, t, tard, opens = where
-            levels = buckets[c]
-            if level >= 0:  # the node longest at that level
-                nodes = levels[level]
-                n = nodes[0]
-                del nodes[0]
-                if n == run_n and g == run_g:  # a class configuration on its own node: a keep
-                    t, tard = keep_t, keep_tard
-            else:  # the job's own node
-                n, level = run_n, f
-                nodes = levels[f]
-                nodes.remove(n)
-            # Node n goes from `level` free GPUs to `rest`.
-            rest = level - g
-            free[n] = rest
-            if not nodes:
-                mask ^= bit0[n] << level
-            if opens:  # the node opens
-                rate += idle_w[n]
-            if rest:
-                nodes = levels[rest]
-                if not nodes:
-                    mask |= bit0[n] << rest
-                nodes.append(n)
-            node_of[j] = n
-            gpus_of[j] = g
-            rate += gpu_rate[n][g]  # g * gpu_w[n]
-            if t < theta:
-                theta = t
-            tardiness += tard
-            if not mask:  # no node has a free GPU: every job not yet placed is postponed
-                postponed = True
-                break
-        if theta == inf:
-            theta = instance.idle_horizon_s
-        cost = theta * rate * price + tardiness
-        if postponed:
-            for j in [j for j in range(J) if node_of[j] < 0]:  # by index
-                bw, late = postpone_base[j]
-                if late + theta > 0:
-                    cost += bw * (late + theta)
+            draws = list(starmap(draw, repeat((), sd.n_draws)))  # n_draws calls of draw()
+            cost, node_of, gpus_of = _iteration(sd, [*draws[: sd.n_swaps], inf], draws)
         if cost < best_cost:  # Alg. 1 lines 18-20
             best_cost = cost
             best_assign = tuple([None if n < 0 else (n, g) for n, g in zip(node_of, gpus_of)])

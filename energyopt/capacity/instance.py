@@ -154,27 +154,28 @@ class CapacityInstance(InstanceBase):
         check(len(self.nodes) > 0, "nodes", [], "the cluster has no node")
         check(len(self.jobs) > 0, "jobs", [], "no job in the system")
         for n, node in enumerate(self.nodes):
-            f = f"nodes[{n}]"
-            check(isinstance(node, Node), f, node, "not a Node")
+            _validate_node(node, f"nodes[{n}]")
+        self._validate_scalars()
+        max_gpus: dict[str, int] = {}
+        for node in self.nodes:
+            max_gpus[node.gpu_type] = max(max_gpus.get(node.gpu_type, 0), node.num_gpus)
+        used = [0] * len(self.nodes)
+        for i, job in enumerate(self.jobs):
+            f = f"jobs[{i}]"
+            _validate_job(job, f, max_gpus)
+            if job.running is not None:
+                n, g = self._validate_running(job, f)
+                used[n] += g
+        for n, u in enumerate(used):
             check(
-                isinstance(node.num_gpus, int) and not isinstance(node.num_gpus, bool),
-                f"{f}.num_gpus",
-                node.num_gpus,
-                "must be an integer",
+                u <= self.nodes[n].num_gpus,
+                f"nodes[{n}]",
+                self.nodes[n].name,
+                f"running jobs use {u} GPUs of {self.nodes[n].num_gpus}",
             )
-            check(node.num_gpus >= 1, f"{f}.num_gpus", node.num_gpus, "must be >= 1")
-            check(
-                isinstance(node.gpu_type, str) and node.gpu_type != "",
-                f"{f}.gpu_type",
-                node.gpu_type,
-                "must be a non-empty string",
-            )
-            object.__setattr__(
-                node, "idle_power_w", finite_nonneg(f"{f}.idle_power_w", node.idle_power_w)
-            )
-            object.__setattr__(
-                node, "gpu_power_w", finite_nonneg(f"{f}.gpu_power_w", node.gpu_power_w)
-            )
+
+    def _validate_scalars(self) -> None:
+        """Prices, PUE, names, times and switches of the point (normalised in place)."""
         for k in ("energy_price_eur_per_kwh", "pue", "postponement_penalty"):
             object.__setattr__(self, k, finite_nonneg(k, getattr(self, k)))
         # A data centre's power usage effectiveness is >= 1 (facility / IT power).
@@ -185,85 +186,33 @@ class CapacityInstance(InstanceBase):
         h = finite_nonneg("idle_horizon_s", self.idle_horizon_s)
         check(h > 0, "idle_horizon_s", self.idle_horizon_s, "must be positive")
         object.__setattr__(self, "idle_horizon_s", h)
+        for k in ("restart_from_checkpoint", "work_conserving"):
+            check(isinstance(getattr(self, k), bool), k, getattr(self, k), "must be true or false")
+
+    def _validate_running(self, job: Job, f: str) -> tuple[int, int]:
+        """The running configuration ``(n, g)`` of ``job`` (field ``f``), checked."""
+        n, g = job.running
+        where = list(job.running)
         check(
-            isinstance(self.restart_from_checkpoint, bool),
-            "restart_from_checkpoint",
-            self.restart_from_checkpoint,
-            "must be true or false",
+            0 <= n < len(self.nodes),
+            f"{f}.running",
+            where,
+            f"node index outside 0..{len(self.nodes) - 1}",
+        )
+        node = self.nodes[n]
+        check(
+            1 <= g <= node.num_gpus,
+            f"{f}.running",
+            where,
+            f"node {node.name!r} has {node.num_gpus} GPUs",
         )
         check(
-            isinstance(self.work_conserving, bool),
-            "work_conserving",
-            self.work_conserving,
-            "must be true or false",
+            node.gpu_type in job.epoch_time_s,
+            f"{f}.running",
+            where,
+            f"the job has no epoch time on {node.gpu_type}",
         )
-        max_gpus: dict[str, int] = {}
-        for node in self.nodes:
-            max_gpus[node.gpu_type] = max(max_gpus.get(node.gpu_type, 0), node.num_gpus)
-        used = [0] * len(self.nodes)
-        for i, job in enumerate(self.jobs):
-            f = f"jobs[{i}]"
-            check(isinstance(job, Job), f, job, "not a Job")
-            object.__setattr__(job, "arrival_s", _finite(f"{f}.arrival_s", job.arrival_s))
-            object.__setattr__(job, "due_s", _finite(f"{f}.due_s", job.due_s))
-            object.__setattr__(
-                job,
-                "tardiness_weight_eur_per_s",
-                finite_nonneg(f"{f}.tardiness_weight_eur_per_s", job.tardiness_weight_eur_per_s),
-            )
-            ep = finite_nonneg(f"{f}.remaining_epochs", job.remaining_epochs)
-            check(ep > EPOCH_TOL, f"{f}.remaining_epochs", job.remaining_epochs, "must be > 0")
-            object.__setattr__(job, "remaining_epochs", ep)
-            runnable = False
-            for gpu_type, times in job.epoch_time_s.items():
-                ff = f"{f}.epoch_time_s[{gpu_type!r}]"
-                for g, t in enumerate(times):
-                    tt = finite_nonneg(f"{ff}[{g}]", t)
-                    check(tt > 0, f"{ff}[{g}]", t, "must be positive")
-                if gpu_type in max_gpus:
-                    check(
-                        len(times) >= max_gpus[gpu_type],
-                        ff,
-                        list(times),
-                        f"needs a time for 1..{max_gpus[gpu_type]} GPUs "
-                        f"(a {gpu_type} node has {max_gpus[gpu_type]})",
-                    )
-                    runnable = True
-            check(
-                runnable,
-                f"{f}.epoch_time_s",
-                sorted(job.epoch_time_s),
-                f"no GPU type of the cluster ({', '.join(sorted(max_gpus))})",
-            )
-            if job.running is not None:
-                n, g = job.running
-                check(
-                    0 <= n < len(self.nodes),
-                    f"{f}.running",
-                    list(job.running),
-                    f"node index outside 0..{len(self.nodes) - 1}",
-                )
-                node = self.nodes[n]
-                check(
-                    1 <= g <= node.num_gpus,
-                    f"{f}.running",
-                    list(job.running),
-                    f"node {node.name!r} has {node.num_gpus} GPUs",
-                )
-                check(
-                    node.gpu_type in job.epoch_time_s,
-                    f"{f}.running",
-                    list(job.running),
-                    f"the job has no epoch time on {node.gpu_type}",
-                )
-                used[n] += g
-        for n, u in enumerate(used):
-            check(
-                u <= self.nodes[n].num_gpus,
-                f"nodes[{n}]",
-                self.nodes[n].name,
-                f"running jobs use {u} GPUs of {self.nodes[n].num_gpus}",
-            )
+        return n, g
 
     # -- derived data used by the evaluator and every method ------------------------
     @property
@@ -514,4 +463,60 @@ def _job_from_json(i: int, raw: Any) -> Job:
         V.positive(f"{f}.remaining_epochs", job["remaining_epochs"]),
         table,
         run,
+    )
+
+
+def _validate_node(node: Node, f: str) -> None:
+    """One node (field ``f``): an integer GPU count >= 1, a GPU type, finite powers."""
+    check(isinstance(node, Node), f, node, "not a Node")
+    check(
+        isinstance(node.num_gpus, int) and not isinstance(node.num_gpus, bool),
+        f"{f}.num_gpus",
+        node.num_gpus,
+        "must be an integer",
+    )
+    check(node.num_gpus >= 1, f"{f}.num_gpus", node.num_gpus, "must be >= 1")
+    check(
+        isinstance(node.gpu_type, str) and node.gpu_type != "",
+        f"{f}.gpu_type",
+        node.gpu_type,
+        "must be a non-empty string",
+    )
+    object.__setattr__(node, "idle_power_w", finite_nonneg(f"{f}.idle_power_w", node.idle_power_w))
+    object.__setattr__(node, "gpu_power_w", finite_nonneg(f"{f}.gpu_power_w", node.gpu_power_w))
+
+
+def _validate_job(job: Job, f: str, max_gpus: dict[str, int]) -> None:
+    """One job (field ``f``): finite times and weight, epochs > 0, a runnable profile."""
+    check(isinstance(job, Job), f, job, "not a Job")
+    object.__setattr__(job, "arrival_s", _finite(f"{f}.arrival_s", job.arrival_s))
+    object.__setattr__(job, "due_s", _finite(f"{f}.due_s", job.due_s))
+    object.__setattr__(
+        job,
+        "tardiness_weight_eur_per_s",
+        finite_nonneg(f"{f}.tardiness_weight_eur_per_s", job.tardiness_weight_eur_per_s),
+    )
+    ep = finite_nonneg(f"{f}.remaining_epochs", job.remaining_epochs)
+    check(ep > EPOCH_TOL, f"{f}.remaining_epochs", job.remaining_epochs, "must be > 0")
+    object.__setattr__(job, "remaining_epochs", ep)
+    runnable = False
+    for gpu_type, times in job.epoch_time_s.items():
+        ff = f"{f}.epoch_time_s[{gpu_type!r}]"
+        for g, t in enumerate(times):
+            tt = finite_nonneg(f"{ff}[{g}]", t)
+            check(tt > 0, f"{ff}[{g}]", t, "must be positive")
+        if gpu_type in max_gpus:
+            check(
+                len(times) >= max_gpus[gpu_type],
+                ff,
+                list(times),
+                f"needs a time for 1..{max_gpus[gpu_type]} GPUs "
+                f"(a {gpu_type} node has {max_gpus[gpu_type]})",
+            )
+            runnable = True
+    check(
+        runnable,
+        f"{f}.epoch_time_s",
+        sorted(job.epoch_time_s),
+        f"no GPU type of the cluster ({', '.join(sorted(max_gpus))})",
     )
