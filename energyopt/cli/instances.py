@@ -36,6 +36,7 @@ def register(sub: Any) -> None:
     q.add_argument("--root", default="instances")
     q.set_defaults(func=_update_index)
     _register_from_profile(isub)
+    _register_envpipe_schedule(isub)
 
 
 def _register_from_profile(isub: Any) -> None:
@@ -60,6 +61,52 @@ def _register_from_profile(isub: Any) -> None:
     q.add_argument("--name", default="", help="instance name (default: from the file name)")
     q.add_argument("--out", "-o", default=None, help="output JSON file (default: stdout)")
     q.set_defaults(func=_from_profile)
+
+
+def _register_envpipe_schedule(isub: Any) -> None:
+    q = isub.add_parser(
+        "envpipe-schedule",
+        help="a 1F1B pipeline instance rescheduled by EnvPipe's scheduler (Sec. 4.3)",
+        description="Move warm-up forwards as EnvPipe's scheduler does (EnvPipe Sec. 4.3) "
+        "and write the rescheduled pipeline as an explicit-DAG instance: 'energyopt solve "
+        "OUT -m envpipe' is EnvPipe with its scheduler, and every other method solves the "
+        "same DAG for comparison.",
+    )
+    q.add_argument("instance", help="a 1f1b pipeline instance (JSON)")
+    q.add_argument(
+        "--max-inflight", type=int, default=None, metavar="N",
+        help="activations a stage may hold at once (default: no cap)",
+    )  # fmt: skip
+    q.add_argument("--ranking", default="time", choices=("time", "clock"))
+    q.add_argument("--time-limit", type=float, default=None, help="seconds for the search")
+    q.add_argument("--out", "-o", default=None, help="output JSON file (default: stdout)")
+    q.set_defaults(func=_envpipe_schedule)
+
+
+@one_line_errors
+def _envpipe_schedule(args: argparse.Namespace) -> int:
+    from energyopt.core.instance import load_instance
+    from energyopt.pipeline.envpipe_scheduler import envpipe_warmups, rescheduled
+
+    inst = load_instance(args.instance)
+    if inst.family != "pipeline":
+        raise ValueError(f"{args.instance}: family {inst.family!r}; expected a pipeline instance")
+    warm, stats = envpipe_warmups(
+        inst, ranking=args.ranking, max_inflight=args.max_inflight, time_limit=args.time_limit
+    )
+    out = rescheduled(inst, warm)
+    if args.out is None:
+        print(out.to_json())
+    else:
+        out.to_json(args.out)
+    print(
+        f"{args.instance}: warm-up forwards per stage {warm} ({stats['moves']} moves; "
+        f"EnvPipe energy {stats['1f1b_energy_j']:.6g} J on 1F1B -> {stats['energy_j']:.6g} J)"
+        + (f"; stopped: {stats['stopped']}" if stats["stopped"] else "")
+        + (f"; wrote {args.out}" if args.out else ""),
+        file=sys.stderr,
+    )
+    return 0
 
 
 @one_line_errors

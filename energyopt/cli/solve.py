@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Any
+
+import energyopt.cli as _cli
 
 
 def register(sub: Any) -> None:
@@ -71,6 +74,21 @@ def add_option_argument(p: argparse.ArgumentParser, text: str) -> None:
     p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE", help=text)
 
 
+#: Seconds kept back from a method's time limit for printing the result and exiting
+#: (HiGHS and Pyomo objects are torn down at exit).
+EXIT_RESERVE_S = 0.3
+
+
+def _time_left(time_limit: float | None, since: float) -> float | None:
+    """``time_limit`` less the time elapsed since ``since`` and :data:`EXIT_RESERVE_S`."""
+    if time_limit is None:
+        return None
+    # A method always gets a positive limit (some refuse 0): the least it gets is a
+    # hundredth of the limit.
+    left = time_limit - (time.perf_counter() - since) - EXIT_RESERVE_S
+    return max(0.01 * time_limit, left)
+
+
 def _solve(args: argparse.Namespace) -> int:
     from energyopt.cli.options import parse_options
     from energyopt.core.instance import load_instance
@@ -92,10 +110,13 @@ def _solve(args: argparse.Namespace) -> int:
         m = get_method(instance.family, name)
         opts = with_switches(m, options, solver=args.solver, log=args.log)
         runs.append((name, opts))
-    results = [
-        solve(instance, name, time_limit=args.time_limit, seed=args.seed, **opts)
-        for name, opts in runs
-    ]
+    results = []
+    for name, opts in runs:
+        # Each method gets the limit, counted from the moment it could start: for the
+        # first one that is when the command started (imports and reading included).
+        since = _cli.STARTED if not results else time.perf_counter()
+        limit = _time_left(args.time_limit, since)
+        results.append(solve(instance, name, time_limit=limit, seed=args.seed, **opts))
     if args.json:
         for r in results:
             print(r.to_json())

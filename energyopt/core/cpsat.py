@@ -58,30 +58,10 @@ def solve_with_cpsat(
 
         version = cpsat_version()
         solver = cp_model.CpSolver()
-        params = solver.parameters
-        if time_limit is not None:
-            params.max_time_in_seconds = float(time_limit)
-        if workers is not None:
-            params.num_workers = int(workers)
-        if seed is not None:
-            params.random_seed = int(seed) % (2**31)
-        if rel_gap is not None:
-            params.relative_gap_limit = float(rel_gap)
-        params.log_search_progress = bool(log)
-        for key, value in (parameters or {}).items():
-            setattr(params, key, value)
+        _set_parameters(solver.parameters, time_limit, workers, seed, rel_gap, parameters, log)
         code = solver.solve(model)
+        termination, status = _reasons(cp_model, code)
         has = code in (cp_model.OPTIMAL, cp_model.FEASIBLE)
-        if code == cp_model.OPTIMAL:
-            termination, status = TerminationReason.OPTIMAL, SolutionStatus.OPTIMAL
-        elif code == cp_model.FEASIBLE:
-            termination, status = TerminationReason.TIME_LIMIT, SolutionStatus.FEASIBLE
-        elif code == cp_model.INFEASIBLE:
-            termination, status = TerminationReason.INFEASIBLE, SolutionStatus.NONE
-        elif code == cp_model.MODEL_INVALID:
-            termination, status = TerminationReason.ERROR, SolutionStatus.NONE
-        else:  # UNKNOWN: stopped by a limit before finding anything
-            termination, status = TerminationReason.TIME_LIMIT, SolutionStatus.NONE
         bound = solver.best_objective_bound if code != cp_model.INFEASIBLE else None
         outcome = SolverOutcome(
             termination,
@@ -97,3 +77,43 @@ def solve_with_cpsat(
         return outcome, solver
     except Exception as exc:
         return SolverOutcome.failure("cp-sat", version, tick, f"{type(exc).__name__}: {exc}"), None
+
+
+def _set_parameters(
+    params: Any,
+    time_limit: float | None,
+    workers: int | None,
+    seed: int | None,
+    rel_gap: float | None,
+    parameters: dict[str, Any] | None,
+    log: bool,
+) -> None:
+    """Fill ``SatParameters`` from the arguments of :func:`solve_with_cpsat`."""
+    if time_limit is not None:
+        params.max_time_in_seconds = float(time_limit)
+    if workers is not None:
+        params.num_workers = int(workers)
+    if seed is not None:
+        params.random_seed = int(seed) % (2**31)
+    if rel_gap is not None:
+        params.relative_gap_limit = float(rel_gap)
+    params.log_search_progress = bool(log)
+    for key, value in (parameters or {}).items():
+        setattr(params, key, value)
+
+
+def _reasons(cp_model: Any, code: Any) -> tuple[TerminationReason, SolutionStatus]:
+    """Termination reason and solution status of a CP-SAT status code.
+
+    FEASIBLE means a limit stopped the search with an incumbent; UNKNOWN, that a
+    limit stopped it before finding anything.
+    """
+    if code == cp_model.OPTIMAL:
+        return TerminationReason.OPTIMAL, SolutionStatus.OPTIMAL
+    if code == cp_model.FEASIBLE:
+        return TerminationReason.TIME_LIMIT, SolutionStatus.FEASIBLE
+    if code == cp_model.INFEASIBLE:
+        return TerminationReason.INFEASIBLE, SolutionStatus.NONE
+    if code == cp_model.MODEL_INVALID:
+        return TerminationReason.ERROR, SolutionStatus.NONE
+    return TerminationReason.TIME_LIMIT, SolutionStatus.NONE

@@ -133,14 +133,6 @@ def solve_with_highs(
             )
         solver.warm_start = warm_start
         solver.deadline = None if time_limit is None else tick + float(time_limit)
-        # Tight tolerances: solutions are re-checked by exact evaluators, and a binary
-        # off by the default 1e-6 integrality tolerance can shift a makespan past a deadline.
-        options: dict[str, Any] = {
-            "log_to_console": False,
-            "mip_feasibility_tolerance": 1e-9,
-            "primal_feasibility_tolerance": 1e-9,
-        }
-        options.update(solver_options or {})
         res = solver.solve(
             model,
             time_limit=time_limit,
@@ -149,29 +141,48 @@ def solve_with_highs(
             load_solutions=False,
             raise_exception_on_nonoptimal_result=False,
             tee=tee,
-            solver_options=options,
+            solver_options=_highs_options(solver_options),
         )
-        termination = _termination_from_pyomo(res.termination_condition)
-        status = _status_from_pyomo(res.solution_status)
-        if status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE):
-            res.solution_loader.load_vars()
-        bound = res.objective_bound
-        if bound is not None and not math.isfinite(bound):
-            bound = None
-        extra = {}
-        for key in ("mip_node_count", "simplex_iteration_count"):
-            val = getattr(res.extra_info, key, None)
-            if val is not None:
-                extra[key] = int(val)
-        return SolverOutcome(
-            termination,
-            status,
-            res.incumbent_objective,
-            bound,
-            time.perf_counter() - tick,
-            "highs",
-            version,
-            extra=extra,
-        )
+        return _outcome_from_results(res, tick, version)
     except Exception as exc:  # a solver failure is a result, not a traceback
         return SolverOutcome.failure("highs", version, tick, f"{type(exc).__name__}: {exc}")
+
+
+def _highs_options(solver_options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The HiGHS options: quiet, tight feasibility tolerances, then the caller's."""
+    # Tight tolerances: solutions are re-checked by exact evaluators, and a binary
+    # off by the default 1e-6 integrality tolerance can shift a makespan past a deadline.
+    options: dict[str, Any] = {
+        "log_to_console": False,
+        "mip_feasibility_tolerance": 1e-9,
+        "primal_feasibility_tolerance": 1e-9,
+    }
+    options.update(solver_options or {})
+    return options
+
+
+def _outcome_from_results(res: Any, tick: float, version: str) -> SolverOutcome:
+    """Load the incumbent (if any) into the model; termination, status, incumbent,
+    proven bound (``None`` when not finite) and HiGHS' node and iteration counts."""
+    termination = _termination_from_pyomo(res.termination_condition)
+    status = _status_from_pyomo(res.solution_status)
+    if status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE):
+        res.solution_loader.load_vars()
+    bound = res.objective_bound
+    if bound is not None and not math.isfinite(bound):
+        bound = None
+    extra = {}
+    for key in ("mip_node_count", "simplex_iteration_count"):
+        val = getattr(res.extra_info, key, None)
+        if val is not None:
+            extra[key] = int(val)
+    return SolverOutcome(
+        termination,
+        status,
+        res.incumbent_objective,
+        bound,
+        time.perf_counter() - tick,
+        "highs",
+        version,
+        extra=extra,
+    )

@@ -4,13 +4,20 @@ Importing this package registers its methods in the ``pipeline`` family:
 exact ``highs``, ``cpsat``, ``bruteforce``, ``exact-frontier``; heuristics
 ``perseus``, ``perseus-exponential`` (frontier crawl), ``envpipe``,
 ``envpipe-greedy``, ``zeus-global``, ``zeus-per-stage`` (and their ``-power`` forms).
+EnvPipe's scheduler (EnvPipe 4.3) is :func:`envpipe_schedule`, which returns a
+rescheduled instance to run ``envpipe`` on.
 """
 
 from energyopt.pipeline import methods as _methods  # noqa: F401  (registers every method)
 from energyopt.pipeline.crawl import CrawlTrace
 from energyopt.pipeline.envpipe import envpipe_plan
+from energyopt.pipeline.envpipe_scheduler import envpipe_schedule
 from energyopt.pipeline.evaluator import PemEvaluation, PemSolution, evaluate, fastest_choice
-from energyopt.pipeline.generators import random_dag_instance, synthetic_instance
+from energyopt.pipeline.generators import (
+    nonmonotone_instance,
+    random_dag_instance,
+    synthetic_instance,
+)
 from energyopt.pipeline.instance import FilterReport, PemInstance
 from energyopt.pipeline.options import OptionTable
 from energyopt.pipeline.paretoset import best_at, energy_pareto, frontier_points
@@ -33,10 +40,12 @@ __all__ = [
     "build_dag",
     "energy_pareto",
     "envpipe_plan",
+    "envpipe_schedule",
     "evaluate",
     "fastest_choice",
     "frontier_points",
     "instance_from_perseus_profile",
+    "nonmonotone_instance",
     "perseus_frontier",
     "random_dag_instance",
     "read_perseus_profile",

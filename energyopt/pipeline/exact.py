@@ -82,6 +82,36 @@ def scaled_instance(instance: PemInstance, time_unit_s: float, energy_unit_j: fl
     )
 
 
+def energy_unit(instance: PemInstance, tau: float) -> float:
+    """The scaled model's energy unit: the largest energy in play, P_b S tau included.
+
+    All option energies can be 0 while blocking costs energy (a unit of 1e-300 then
+    overflowed to an objective of -inf); with nothing in play at all, joules.
+    """
+    eps = max(
+        max(float(e.max()) for e in instance.option_energies),
+        instance.p_blocking_w * instance.num_stages * tau,
+    )
+    return eps if eps > 0 else 1.0
+
+
+def within_solver_tolerance(
+    instance: PemInstance, bound: float | None, energy_j: float | None
+) -> float | None:
+    """``bound``, or ``energy_j`` when the bound exceeds it by less than HiGHS' tolerance.
+
+    HiGHS' dual bound is exact only up to its tolerances in the model's energy unit
+    (seen: 1e-7 units, 2e-6 J, above an optimum of 0 J whose unit is the blocking
+    energy P_b S T); a plan's evaluated energy caps such a bound.
+    """
+    if bound is None or energy_j is None or bound <= energy_j:
+        return bound
+    tau = instance.deadline_s or max(float(t.min()) for t in instance.option_times)
+    if bound <= energy_j + _MIP_TOL * energy_unit(instance, tau):
+        return energy_j
+    return bound
+
+
 def _left(deadline: float | None) -> float | None:
     return None if deadline is None else deadline - time.perf_counter()
 
@@ -149,11 +179,7 @@ def solve_milp(
     # Energy unit: the largest energy in play, the blocking energy P_b S tau included
     # (all option energies can be 0 while blocking costs energy; a unit of 1e-300 then
     # overflowed to an objective of -inf). Nothing in play at all: joules.
-    eps = max(
-        max(float(e.max()) for e in instance.option_energies),
-        instance.p_blocking_w * instance.num_stages * tau,
-    )
-    eps = eps if eps > 0 else 1.0
+    eps = energy_unit(instance, tau)
     scaled = scaled_instance(instance, tau, eps)
     # With T = 1, HiGHS' absolute feasibility tolerance (1e-9) is the evaluator's
     # relative deadline tolerance: both accept the same plans (up to rounding).
@@ -191,8 +217,4 @@ def solve_milp(
 
             slack = pyo.value(model.T) - evaluate(scaled, choice, None).iteration_time_s
             objective -= pbs * slack * tau
-    if bound is not None and objective is not None and objective < bound <= objective + _MIP_TOL * eps:
-        # HiGHS' dual bound is exact only up to its tolerances in the model's unit
-        # (seen: 1e-7 units above an optimum of 0 J when the unit is the blocking energy).
-        bound = objective
     return outcome, choice, objective, bound, ""

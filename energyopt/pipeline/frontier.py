@@ -95,30 +95,45 @@ def exact_frontier(
         )
         if not res.has_solution:
             if res.termination is not TerminationReason.INFEASIBLE:
-                termination, message = (
-                    res.termination,
-                    f"stopped at deadline {deadline}: {res.message}",
-                )
+                termination = res.termination
+                message = f"stopped at deadline {deadline}: {res.message}"
             break
-        ev = evaluate(instance, res.solution, None)
-        bound = None
-        if res.bound is not None:
-            # The solve's bound is at its deadline; shift it to the makespan (same C(x) bound).
-            shift = instance.p_blocking_w * instance.num_stages * (deadline - ev.iteration_time_s)
-            bound = res.bound - shift
-        points.append(FrontierPoint(ev.iteration_time_s, ev.energy_j, res.solution, bound))
+        point = _breakpoint(instance, res, deadline)
+        points.append(point)
         if res.status is not SolutionStatus.OPTIMAL:
             termination = res.termination
         if len(points) >= max_points:
-            termination, message = (
-                TerminationReason.ITERATION_LIMIT,
-                f"stopped after {max_points} points",
-            )
+            termination = TerminationReason.ITERATION_LIMIT
+            message = f"stopped after {max_points} points"
             break
-        deadline = ev.iteration_time_s * (1 - 2 * DEADLINE_RTOL)
-        if ev.iteration_time_s <= t_fast or deadline < t_fast * (1 - 2 * DEADLINE_RTOL):
+        deadline = point.deadline_s * (1 - 2 * DEADLINE_RTOL)
+        if point.deadline_s <= t_fast or deadline < t_fast * (1 - 2 * DEADLINE_RTOL):
             break
     points.sort(key=lambda p: p.deadline_s)
+    return _frontier_result(instance, points, termination, message, solver)
+
+
+def _breakpoint(instance: PemInstance, res: Result, deadline: float) -> FrontierPoint:
+    """The frontier point of an exact solve at ``deadline``: its makespan, the
+    evaluator's energy there, the choice, and the solve's bound moved to that makespan."""
+    ev = evaluate(instance, res.solution, None)
+    bound = None
+    if res.bound is not None:
+        # The solve's bound is at its deadline; shift it to the makespan (same C(x) bound).
+        shift = instance.p_blocking_w * instance.num_stages * (deadline - ev.iteration_time_s)
+        bound = res.bound - shift
+    return FrontierPoint(ev.iteration_time_s, ev.energy_j, res.solution, bound)
+
+
+def _frontier_result(
+    instance: PemInstance,
+    points: list[FrontierPoint],
+    termination: TerminationReason,
+    message: str,
+    solver: str,
+) -> Result:
+    """The Result of a frontier sweep: the frontier, read at the instance's deadline
+    (the slowest point within it) or, without a deadline, at its least energy."""
     objective = bound = solution = None
     T = instance.deadline_s
     feasible = [p for p in points if T is None or p.deadline_s <= T * (1 + DEADLINE_RTOL)]
@@ -129,15 +144,12 @@ def exact_frontier(
         bound = objective if termination is TerminationReason.OPTIMAL else None
     elif termination is TerminationReason.OPTIMAL and points:
         termination = TerminationReason.INFEASIBLE  # the deadline is below the fastest makespan
-    status = (
-        SolutionStatus.NONE
-        if objective is None
-        else (
-            SolutionStatus.OPTIMAL
-            if termination is TerminationReason.OPTIMAL
-            else SolutionStatus.FEASIBLE
-        )
-    )
+    if objective is None:
+        status = SolutionStatus.NONE
+    elif termination is TerminationReason.OPTIMAL:
+        status = SolutionStatus.OPTIMAL
+    else:
+        status = SolutionStatus.FEASIBLE
     return Result(
         family=FAMILY,
         instance_id=instance.instance_id,

@@ -6,6 +6,7 @@ Everything here is simulated and says so in ``PemInstance.source``.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import numpy as np
 
@@ -44,6 +45,123 @@ def synthetic_table(
     return OptionTable(tuple(int(f) for f in clocks), tuple(times), tuple(energies))
 
 
+def noisy_table(
+    rng: np.random.Generator,
+    table: OptionTable,
+    time_noise: float = 0.004,
+    energy_noise: float = 0.008,
+    throttle: float = 0.0,
+) -> OptionTable:
+    """``table`` as a measurement would give it: not monotone in clock (simulated).
+
+    Each time and energy is multiplied by ``1 + noise`` (normal, relative standard
+    deviations ``time_noise`` and ``energy_noise``), as repeated profiling of
+    one computation varies by a fraction of a percent, about the time difference
+    of two neighbouring clocks 15 MHz apart. With ``throttle > 0`` the clocks of
+    the top fifth of the range run no faster than the bottom of that fifth, and
+    up to ``throttle`` slower at the maximum clock, at the power of their clock,
+    as under a power or thermal limit: the maximum clock is then slower, and
+    dearer, than lower ones.
+    """
+    clocks = np.asarray([f or 0 for f in table.sm_clock_mhz], dtype=float)
+    t = np.asarray(table.time_s, dtype=float)
+    e = np.asarray(table.energy_j, dtype=float)
+    t_new = t.copy()
+    if throttle > 0 and len(t) > 1:
+        top, low = clocks.max(), clocks.min()
+        knee = top - 0.2 * (top - low)
+        above = clocks > knee
+        if above.any() and (~above).any():
+            t_knee = t[~above][np.argmax(clocks[~above])]
+            frac = (clocks[above] - knee) / (top - knee)
+            t_new[above] = t_knee * (1 + throttle * frac)
+    power = e / np.maximum(t, 1e-300)
+    t_new = t_new * (1 + time_noise * rng.standard_normal(len(t)))
+    e_new = power * t_new * (1 + energy_noise * rng.standard_normal(len(e)))
+    return OptionTable(
+        table.sm_clock_mhz,
+        tuple(float(x) for x in np.maximum(t_new, 1e-9)),
+        tuple(float(x) for x in np.maximum(e_new, 0.0)),
+    )
+
+
+def nonmonotone_instance(
+    num_stages: int,
+    num_microbatches: int,
+    num_clocks: int = 38,
+    *,
+    schedule: str = "1f1b",
+    seed: int = 0,
+    p_blocking_w: float = 70.38,
+    time_noise: float = 0.004,
+    energy_noise: float = 0.008,
+    throttle: float = 0.02,
+    deadline_s: float | None = None,
+) -> PemInstance:
+    """A pipeline with measured-looking, non-monotone stage profiles (``source = simulated``).
+
+    Each stage's forward and backward tables come from the DVFS model of
+    :func:`synthetic_table` at ``num_clocks`` clocks 15 MHz apart from 1740 MHz
+    down (an A40's range), with measurement noise and throttling at the top
+    (:func:`noisy_table`), so that a lower clock is often faster, or cheaper, than
+    a higher one, as in published profiles. The blocking power defaults to the
+    A40's 70.38 W. Simulated: for tests of methods that must not rank by MHz.
+    """
+    rng = np.random.default_rng(seed)
+    f_max = 1740
+    f_min = f_max - 15 * (num_clocks - 1)
+    if f_min < 1:
+        raise ValueError(f"num_clocks = {num_clocks}: too many clocks 15 MHz apart below 1740 MHz")
+
+    def measured(rng: np.random.Generator, base_s: float) -> OptionTable:
+        clean = synthetic_table(rng, base_s, num_clocks, f_max=f_max, f_min=f_min)
+        return noisy_table(rng, clean, time_noise, energy_noise, throttle)
+
+    tables = _stage_tables(rng, num_stages, measured)
+    return _simulated(
+        "nonmonotone", schedule, num_stages, num_microbatches, num_clocks, seed, tables,
+        p_blocking_w, deadline_s,
+    )  # fmt: skip
+
+
+def _stage_tables(
+    rng: np.random.Generator,
+    num_stages: int,
+    table: Callable[[np.random.Generator, float], OptionTable],
+) -> dict[str, OptionTable]:
+    """Forward and backward tables per stage: forward about 20 ms (+-20 %), backward 1.8-2.2x."""
+    tables = {}
+    for s in range(num_stages):
+        fwd = 0.02 * rng.uniform(0.8, 1.2)
+        tables[stage_table(s, FORWARD)] = table(rng, fwd)
+        tables[stage_table(s, BACKWARD)] = table(rng, fwd * rng.uniform(1.8, 2.2))
+    return tables
+
+
+def _simulated(
+    kind: str,
+    schedule: str,
+    num_stages: int,
+    num_microbatches: int,
+    num_clocks: int,
+    seed: int,
+    tables: dict[str, OptionTable],
+    p_blocking_w: float,
+    deadline_s: float | None,
+) -> PemInstance:
+    """The schedule's instance, named and sourced as simulated by ``{kind}_instance``."""
+    return PemInstance.from_schedule(
+        schedule,
+        num_stages,
+        num_microbatches,
+        tables,
+        p_blocking_w,
+        deadline_s,
+        name=f"{kind} {schedule} {num_stages}x{num_microbatches} k{num_clocks} seed{seed}",
+        source=f"simulated (energyopt.pipeline.generators.{kind}_instance, seed={seed})",
+    )
+
+
 def synthetic_instance(
     num_stages: int,
     num_microbatches: int,
@@ -60,23 +178,11 @@ def synthetic_instance(
     its forward, as in transformer training.
     """
     rng = np.random.default_rng(seed)
-    tables = {}
-    for s in range(num_stages):
-        fwd = 0.02 * rng.uniform(0.8, 1.2)
-        tables[stage_table(s, FORWARD)] = synthetic_table(rng, fwd, num_clocks)
-        tables[stage_table(s, BACKWARD)] = synthetic_table(
-            rng, fwd * rng.uniform(1.8, 2.2), num_clocks
-        )
-    return PemInstance.from_schedule(
-        schedule,
-        num_stages,
-        num_microbatches,
-        tables,
-        p_blocking_w,
-        deadline_s,
-        name=f"synthetic {schedule} {num_stages}x{num_microbatches} k{num_clocks} seed{seed}",
-        source=f"simulated (energyopt.pipeline.generators.synthetic_instance, seed={seed})",
-    )
+    tables = _stage_tables(rng, num_stages, lambda r, t: synthetic_table(r, t, num_clocks))
+    return _simulated(
+        "synthetic", schedule, num_stages, num_microbatches, num_clocks, seed, tables,
+        p_blocking_w, deadline_s,
+    )  # fmt: skip
 
 
 def random_dag_instance(

@@ -103,8 +103,7 @@ def solve_highs(
     choice, solver_objective, milp_plan_rejected, note = _better_plan(
         work, choice, solver_objective, start, note
     )
-    bounds = [b for b in (lp_bound, milp_bound) if b is not None]
-    bound = max(bounds) if bounds else None
+    bound = _best_bound(work, (lp_bound, milp_bound), choice)
     outcome, termination = _milp_termination(outcome, milp_plan_rejected, choice)
     if report is not None and choice is not None:
         choice = report.to_original(instance, choice)
@@ -194,21 +193,39 @@ def solve_relaxation_rounding(
     work, report = instance.filter_dominated()
     T, bound = instance.deadline_s, None
     if T is None:
-        T, bound = _exact.best_free_deadline(work)
+        # Most of the limit for the bound curve; the rest for the LP and the rounding.
+        left = None if stop_at is None else 0.7 * (stop_at - time.perf_counter())
+        T, bound = _exact.best_free_deadline(work, time_limit=left)
     lp_bound, plan = _exact.relaxation_start(work, T, stop_at)
     if lp_bound is None:
         return _no_plan(instance, "relaxation-rounding")
+    bound = lp_bound if bound is None else bound
+    if plan is not None:
+        energy = evaluate(work, PemSolution(plan)).energy_j
+        bound = _exact.within_solver_tolerance(replace(work, deadline_s=T), bound, energy)
     stopped = stop_at is not None and time.perf_counter() > stop_at
     return pem_result(
         instance,
         "relaxation-rounding",
         None if plan is None else report.to_original(instance, plan),
         termination=TerminationReason.TIME_LIMIT if stopped else TerminationReason.COMPLETED,
-        bound=lp_bound if bound is None else bound,
+        bound=bound,
         solver="highs",
         solver_version=highs_version(),
         extra={"relaxation_deadline_s": T},
     )
+
+
+def _best_bound(
+    instance: PemInstance, bounds: tuple[float | None, ...], choice: tuple[int, ...] | None
+) -> float | None:
+    """The largest of ``bounds``, capped at ``choice``'s energy within HiGHS' tolerance."""
+    known = [b for b in bounds if b is not None]
+    bound = max(known) if known else None
+    if choice is None:
+        return bound
+    energy = evaluate(instance, PemSolution(choice)).energy_j
+    return _exact.within_solver_tolerance(instance, bound, energy)
 
 
 def gap_closed_at(
@@ -540,14 +557,27 @@ def solve_envpipe(
     time_limit: float | None = None,
     seed: int | None = None,
     policy: str = "balanced",
+    ranking: str = "time",
+    valley: str = "energy",
 ) -> Result:
-    """EnvPipe (EnvPipe 4.4): envelope at max clock, the rest at the energy valley, repaired."""
-    return envpipe_result(instance, policy, "envpipe" if policy == "balanced" else "envpipe-greedy")
+    """EnvPipe (EnvPipe 4.4): envelope at max clock, the rest at the energy valley, repaired.
+
+    ``ranking="time"`` (default): "maximum clock" and "raise the clock" by measured
+    time; ``"clock"``: by MHz, as the Perseus authors ran it (differs on non-monotone
+    tables). ``valley="lowtime"``: start off the envelope where the authors' script does.
+    """
+    method = "envpipe" if policy == "balanced" else "envpipe-greedy"
+    return envpipe_result(instance, policy, method, ranking, time_limit, valley)
 
 
 @register(FAMILY, "envpipe-greedy", exact=False, description="EnvPipe envelope planner, greedy")
 def solve_envpipe_greedy(
-    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
+    instance: PemInstance,
+    *,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    ranking: str = "time",
+    valley: str = "energy",
 ) -> Result:
-    """EnvPipe with the greedy reconfiguration policy."""
-    return envpipe_result(instance, "greedy", "envpipe-greedy")
+    """EnvPipe with the greedy reconfiguration policy (options as ``envpipe``)."""
+    return envpipe_result(instance, "greedy", "envpipe-greedy", ranking, time_limit, valley)

@@ -51,15 +51,24 @@ def stage_order(
     """
     S, M, s = num_stages, num_microbatches, stage
     if schedule == "1f1b":
-        warm = min(S - s - 1, M)
-        seq = [(FORWARD, m) for m in range(warm)]
-        for i in range(M - warm):
-            seq += [(FORWARD, warm + i), (BACKWARD, i)]
-        seq += [(BACKWARD, m) for m in range(M - warm, M)]
-        return seq
+        return warmup_order(M, min(S - s - 1, M))
     if schedule == "gpipe":
         return [(FORWARD, m) for m in range(M)] + [(BACKWARD, m) for m in reversed(range(M))]
     raise ValueError(f"schedule = {schedule!r}: unknown; known: {', '.join(SCHEDULES)}")
+
+
+def warmup_order(num_microbatches: int, warmup: int) -> list[tuple[str, int]]:
+    """A stage's 1F1B order with ``warmup`` forwards before its first backward.
+
+    Synchronous 1F1B uses ``min(S - s - 1, M)`` (:func:`stage_order`); the EnvPipe
+    scheduler (EnvPipe 4.3) moves more forwards up front. ``warmup = M`` runs all
+    forwards first.
+    """
+    M, w = num_microbatches, warmup
+    seq = [(FORWARD, m) for m in range(w)]
+    for i in range(M - w):
+        seq += [(FORWARD, w + i), (BACKWARD, i)]
+    return seq + [(BACKWARD, m) for m in range(M - w, M)]
 
 
 def build_dag(
@@ -79,13 +88,24 @@ def build_dag(
     if int(num_microbatches) < 1:
         raise ValueError(f"num_microbatches = {num_microbatches!r}: must be >= 1")
     S, M = int(num_stages), int(num_microbatches)
-    comps: list[Computation] = []
-    index: dict[tuple[int, str, int], int] = {}
     orders = [stage_order(schedule, S, M, s) for s in range(S)]
+    comps: list[Computation] = []
     for s in range(S):
-        for kind, m in orders[s]:
-            index[(s, kind, m)] = len(comps)
-            comps.append(Computation(s, kind, m, stage_table(s, kind)))
+        comps += [Computation(s, kind, m, stage_table(s, kind)) for kind, m in orders[s]]
+    return tuple(comps), dag_edges(comps, orders)
+
+
+def dag_edges(
+    computations: tuple[Computation, ...] | list[Computation], orders: list[list[tuple[str, int]]]
+) -> tuple[tuple[int, int], ...]:
+    """Edges of a synchronous pipeline: each stage's ``orders[s]`` and the data dependencies.
+
+    ``computations`` holds one forward and one backward per stage and microbatch
+    (in any order; an edge names their indices there).
+    """
+    S = len(orders)
+    M = sum(1 for c in computations if c.stage == 0 and c.kind == FORWARD)
+    index = {(c.stage, c.kind, c.microbatch): i for i, c in enumerate(computations)}
     edges: list[tuple[int, int]] = []
     for s in range(S):
         seq = orders[s]
@@ -99,4 +119,4 @@ def build_dag(
             else:
                 edges.append((index[(s, FORWARD, m)], index[(s, BACKWARD, m)]))
     # The last stage's own order already implies F -> B of one microbatch; keep edges unique.
-    return tuple(comps), tuple(dict.fromkeys(edges))
+    return tuple(dict.fromkeys(edges))

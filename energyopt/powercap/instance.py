@@ -197,6 +197,19 @@ class PowercapInstance(InstanceBase):
         return job.age_s + job.remaining_iterations * option.iter_time_s
 
     def _validate(self) -> None:
+        """Check the cluster, the power figures and every job; normalise the floats."""
+        self._validate_cluster()
+        self._validate_power()
+        check(len(self.jobs) > 0, "jobs", [], "no job at the event")
+        names: set[str] = set()
+        for i, job in enumerate(self.jobs):
+            f = f"jobs[{i}]"
+            check(job.name not in names, f"{f}.name", job.name, "duplicate job name")
+            names.add(job.name)
+            _validate_job(f, job, self.num_gpus)
+
+    def _validate_cluster(self) -> None:
+        """G GPUs in nodes of r, r a power of two dividing G (buddy placement, 5.3)."""
         g, r = self.num_gpus, self.gpus_per_node
         check(isinstance(g, int) and g >= 1, "num_gpus", g, "must be an integer >= 1")
         check(
@@ -206,6 +219,9 @@ class PowercapInstance(InstanceBase):
             "must be a power of two (buddy placement, 5.3)",
         )
         check(g % r == 0, "num_gpus", g, f"must be a multiple of gpus_per_node = {r}")
+
+    def _validate_power(self) -> None:
+        """The cap fraction, P_max, idle power and the waiting estimate, as floats."""
         eta = finite_nonneg("eta", self.eta)
         check(eta > 0, "eta", self.eta, "must be positive (the cap is eta * G * P_max)")
         object.__setattr__(self, "eta", eta)
@@ -216,70 +232,6 @@ class PowercapInstance(InstanceBase):
         object.__setattr__(
             self, "wait_estimate_s", finite_nonneg("wait_estimate_s", self.wait_estimate_s)
         )
-        check(len(self.jobs) > 0, "jobs", [], "no job at the event")
-        names = set()
-        for i, job in enumerate(self.jobs):
-            f = f"jobs[{i}]"
-            check(job.name not in names, f"{f}.name", job.name, "duplicate job name")
-            names.add(job.name)
-            rem = finite_nonneg(f"{f}.remaining_iterations", job.remaining_iterations)
-            check(rem > 0, f"{f}.remaining_iterations", rem, "must be positive")
-            finite_nonneg(f"{f}.age_s", job.age_s)
-            check(
-                isinstance(job.min_gpus, int) and job.min_gpus >= 0,
-                f"{f}.min_gpus",
-                job.min_gpus,
-                "must be an integer >= 0",
-            )
-            check(
-                job.min_gpus <= g,
-                f"{f}.min_gpus",
-                job.min_gpus,
-                f"job {job.name!r} needs more GPUs than the cluster has ({g})",
-            )
-            check(len(job.options) > 0, f"{f}.options", [], "no configuration")
-            if _CHECKED_TABLES.get((id(job.options), g)) is job.options:
-                seen = None  # this very table was checked against this G before
-            else:
-                seen = set()
-            for k, o in enumerate(job.options if seen is not None else ()):
-                fo = f"{f}.options[{k}]"
-                check(
-                    isinstance(o.num_gpus, int) and is_power_of_two(o.num_gpus),
-                    f"{fo}.num_gpus",
-                    o.num_gpus,
-                    "must be a power of two >= 1 (network packing, 5.3)",
-                )
-                check(
-                    o.num_gpus <= g,
-                    f"{fo}.num_gpus",
-                    o.num_gpus,
-                    f"job {job.name!r}: more GPUs than the cluster has ({g})",
-                )
-                t = finite_nonneg(f"{fo}.iter_time_s", o.iter_time_s)
-                check(t > 0, f"{fo}.iter_time_s", o.iter_time_s, "must be positive")
-                finite_nonneg(f"{fo}.power_w", o.power_w)
-                key = (o.num_gpus, o.sm_clock_mhz)
-                check(key not in seen, f"{fo}", key, "duplicate (num_gpus, sm_clock_mhz)")
-                seen.add(key)
-            if seen is not None:
-                if len(_CHECKED_TABLES) > 20000:
-                    _CHECKED_TABLES.clear()
-                _CHECKED_TABLES[(id(job.options), g)] = job.options
-            facts = _facts(job.options)
-            check(
-                facts.max_gpus >= max(job.min_gpus, 1),
-                f"{f}.min_gpus",
-                job.min_gpus,
-                f"job {job.name!r} has no configuration with that many GPUs",
-            )
-            if job.min_gpus == 0:
-                check(
-                    facts.has_one_gpu,
-                    f"{f}.options",
-                    "...",
-                    "a preemptible job needs a one-GPU configuration (its queued JCT, PC-10)",
-                )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -334,6 +286,75 @@ class PowercapInstance(InstanceBase):
 
     def with_eta(self, eta: float) -> PowercapInstance:
         return dataclasses.replace(self, eta=eta)
+
+
+def _validate_job(f: str, job: EventJob, g: int) -> None:
+    """One job at the event: its progress, its GPU floor and its option table."""
+    rem = finite_nonneg(f"{f}.remaining_iterations", job.remaining_iterations)
+    check(rem > 0, f"{f}.remaining_iterations", rem, "must be positive")
+    finite_nonneg(f"{f}.age_s", job.age_s)
+    check(
+        isinstance(job.min_gpus, int) and job.min_gpus >= 0,
+        f"{f}.min_gpus",
+        job.min_gpus,
+        "must be an integer >= 0",
+    )
+    check(
+        job.min_gpus <= g,
+        f"{f}.min_gpus",
+        job.min_gpus,
+        f"job {job.name!r} needs more GPUs than the cluster has ({g})",
+    )
+    check(len(job.options) > 0, f"{f}.options", [], "no configuration")
+    _validate_options_once(f, job, g)
+    facts = _facts(job.options)
+    check(
+        facts.max_gpus >= max(job.min_gpus, 1),
+        f"{f}.min_gpus",
+        job.min_gpus,
+        f"job {job.name!r} has no configuration with that many GPUs",
+    )
+    if job.min_gpus == 0:
+        check(
+            facts.has_one_gpu,
+            f"{f}.options",
+            "...",
+            "a preemptible job needs a one-GPU configuration (its queued JCT, PC-10)",
+        )
+
+
+def _validate_options_once(f: str, job: EventJob, g: int) -> None:
+    """Check the job's option table against ``G``, unless this very table already was."""
+    if _CHECKED_TABLES.get((id(job.options), g)) is job.options:
+        return
+    seen: set[tuple[int, int]] = set()
+    for k, o in enumerate(job.options):
+        _validate_option(f"{f}.options[{k}]", job.name, o, g, seen)
+    if len(_CHECKED_TABLES) > 20000:
+        _CHECKED_TABLES.clear()
+    _CHECKED_TABLES[(id(job.options), g)] = job.options
+
+
+def _validate_option(fo: str, job_name: str, o: JobOption, g: int, seen: set) -> None:
+    """One configuration: a power-of-two GPU count within G, positive time, no duplicate."""
+    check(
+        isinstance(o.num_gpus, int) and is_power_of_two(o.num_gpus),
+        f"{fo}.num_gpus",
+        o.num_gpus,
+        "must be a power of two >= 1 (network packing, 5.3)",
+    )
+    check(
+        o.num_gpus <= g,
+        f"{fo}.num_gpus",
+        o.num_gpus,
+        f"job {job_name!r}: more GPUs than the cluster has ({g})",
+    )
+    t = finite_nonneg(f"{fo}.iter_time_s", o.iter_time_s)
+    check(t > 0, f"{fo}.iter_time_s", o.iter_time_s, "must be positive")
+    finite_nonneg(f"{fo}.power_w", o.power_w)
+    key = (o.num_gpus, o.sm_clock_mhz)
+    check(key not in seen, f"{fo}", key, "duplicate (num_gpus, sm_clock_mhz)")
+    seen.add(key)
 
 
 _REQUIRED = (

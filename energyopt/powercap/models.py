@@ -349,6 +349,39 @@ def fit_from_profile(
         The fitted :class:`PerformanceModel` and its held-out MAPE.
     """
     df = _prepare(df, where)
+    workload, d = _workload_rows(df, workload, where)
+    if gpus_per_node is None:
+        gpus_per_node = _profiled_gpus_per_node(d, df)
+    if len(d) < 20:
+        raise InstanceError(
+            f"{where}: workload {workload!r} has {len(d)} rows; the model has "
+            f"{len(TIME_PARAMS) + len(ENERGY_PARAMS)} parameters, give at least 20"
+        )
+    test_idx, train_idx = _held_out_split(len(d), held_out, seed)
+    rows = _FitRows.from_frame(d, gpus_per_node)
+    train = rows.take(train_idx)
+    tp, _ = _fit_time(train.n, train.x, train.bs, train.r, train.t, gpus_per_node)
+    candidates = [f0_mhz / 1000.0] if f0_mhz is not None else _f0_candidates(rows.x)
+    source = str(d["source"].iloc[0])
+    train_e, model, train_t = _best_energy_fit(
+        train, tp, candidates, workload, gpus_per_node, source
+    )
+    held = rows.take(test_idx) if len(test_idx) else train
+    pt, pe = held.predict(model)
+    return FitReport(
+        workload,
+        model,
+        len(train_idx),
+        len(test_idx),
+        mape(1.0 / pt, 1.0 / held.t),
+        mape(pe, held.e),
+        train_t,
+        train_e,
+    )
+
+
+def _workload_rows(df: pd.DataFrame, workload: str | None, where: str) -> tuple[str, pd.DataFrame]:
+    """The workload to fit (the only one when not given) and its rows, renumbered."""
     names = sorted(df["workload"].unique())
     if workload is None:
         if len(names) != 1:
@@ -356,61 +389,98 @@ def fit_from_profile(
         workload = names[0]
     if workload not in names:
         raise InstanceError(f"{where}: workload = {workload!r}: not in the profile ({names})")
-    d = df[df["workload"] == workload].reset_index(drop=True)
-    if gpus_per_node is None:
-        if "gpus_per_node" in d.columns:
-            gpus_per_node = int(d["gpus_per_node"].iloc[0])
-        else:
-            gpus_per_node = int(df.attrs.get("gpus_per_node", 8))
-    if len(d) < 20:
-        raise InstanceError(
-            f"{where}: workload {workload!r} has {len(d)} rows; the model has "
-            f"{len(TIME_PARAMS) + len(ENERGY_PARAMS)} parameters, give at least 20"
-        )
-    rng = np.random.default_rng(seed)
-    perm = rng.permutation(len(d))
-    k = max(1, round(held_out * len(d))) if held_out > 0 else 0
-    test_idx, train_idx = perm[:k], perm[k:]
-    n_all = d["num_gpus"].to_numpy(float)
-    x_all = _x(d["knob_value"].to_numpy(float))
-    bs_all = d["batch_size"].to_numpy(float) / n_all
-    r_all = gpus_on_node(n_all, gpus_per_node)
-    t_all = d["time_s"].to_numpy(float)
-    e_all = d["energy_j"].to_numpy(float)
-    tr = train_idx
-    tp, _ = _fit_time(n_all[tr], x_all[tr], bs_all[tr], r_all[tr], t_all[tr], gpus_per_node)
+    return workload, df[df["workload"] == workload].reset_index(drop=True)
 
-    def comps(idx):
-        tg = np.maximum(t_grad(tp, x_all[idx], bs_all[idx]), 0)
-        ts = t_sync(tp, x_all[idx], n_all[idx], gpus_per_node)
-        ti = combine(tp, t_io(tp, bs_all[idx], r_all[idx]), tg, ts)
+
+def _profiled_gpus_per_node(d: pd.DataFrame, df: pd.DataFrame) -> int:
+    """GPUs per node of the profiled cluster: a column, else ``df.attrs``, else 8."""
+    if "gpus_per_node" in d.columns:
+        return int(d["gpus_per_node"].iloc[0])
+    return int(df.attrs.get("gpus_per_node", 8))
+
+
+def _held_out_split(num_rows: int, held_out: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Random (held-out, training) row indices; at least one row held out when asked."""
+    perm = np.random.default_rng(seed).permutation(num_rows)
+    k = max(1, round(held_out * num_rows)) if held_out > 0 else 0
+    return perm[:k], perm[k:]
+
+
+def _f0_candidates(x: np.ndarray) -> list[float]:
+    """Breaking clocks f_0 to try (GHz): the profile's clocks but the two lowest and the top."""
+    clocks = np.unique(x)
+    return list(clocks[2:-1]) or [clocks[0]]
+
+
+@dataclasses.dataclass(frozen=True)
+class _FitRows:
+    """The columns of a workload's rows that the model equations read.
+
+    ``n`` GPUs, ``x`` the clock in GHz, ``bs`` the local batch, ``r`` GPUs on the node,
+    ``t`` seconds and ``e`` joules of one iteration, ``global_bs`` the batch as profiled.
+    """
+
+    n: np.ndarray
+    x: np.ndarray
+    bs: np.ndarray
+    r: np.ndarray
+    t: np.ndarray
+    e: np.ndarray
+    global_bs: np.ndarray
+    gpus_per_node: int
+
+    @classmethod
+    def from_frame(cls, d: pd.DataFrame, gpus_per_node: int) -> _FitRows:
+        n = d["num_gpus"].to_numpy(float)
+        return cls(
+            n,
+            _x(d["knob_value"].to_numpy(float)),
+            d["batch_size"].to_numpy(float) / n,
+            gpus_on_node(n, gpus_per_node),
+            d["time_s"].to_numpy(float),
+            d["energy_j"].to_numpy(float),
+            d["batch_size"].to_numpy(),
+            gpus_per_node,
+        )
+
+    def take(self, idx: np.ndarray) -> _FitRows:
+        arrays = (self.n, self.x, self.bs, self.r, self.t, self.e, self.global_bs)
+        return _FitRows(*(a[idx] for a in arrays), self.gpus_per_node)
+
+    def time_components(self, tp: Mapping[str, float]) -> tuple[np.ndarray, ...]:
+        """(T_grad, T_sync, T_iter) of each row under the fitted throughput model (Eqs. 2-5)."""
+        tg = np.maximum(t_grad(tp, self.x, self.bs), 0)
+        ts = t_sync(tp, self.x, self.n, self.gpus_per_node)
+        ti = combine(tp, t_io(tp, self.bs, self.r), tg, ts)
         return tg, ts, ti
 
-    clocks = np.unique(x_all)
-    candidates = [f0_mhz / 1000.0] if f0_mhz is not None else list(clocks[2:-1]) or [clocks[0]]
+    def predict(self, model: PerformanceModel) -> tuple[np.ndarray, np.ndarray]:
+        """The model's (seconds, joules) of one iteration for each row."""
+        return model.iteration(self.n, self.x * 1000, self.global_bs)
+
+
+def _best_energy_fit(
+    train: _FitRows,
+    tp: dict[str, float],
+    candidates: Sequence[float],
+    workload: str,
+    gpus_per_node: int,
+    source: str,
+) -> tuple[float, PerformanceModel, float]:
+    """Fit the energy model at each candidate f_0; keep the least training energy MAPE.
+
+    Returns that MAPE, the model, and the model's training MAPE of the throughput.
+    """
+    comps = train.time_components(tp)
     best = None
     for f0 in candidates:
-        ep = _fit_energy(n_all[tr], x_all[tr], bs_all[tr], comps(tr), e_all[tr], f0)
-        model = PerformanceModel(
-            workload, tp, ep, float(f0 * 1000), gpus_per_node, str(d["source"].iloc[0])
-        )
-        pt, pe = model.iteration(n_all[tr], x_all[tr] * 1000, d["batch_size"].to_numpy()[tr])
-        err = mape(pe, e_all[tr])
+        ep = _fit_energy(train.n, train.x, train.bs, comps, train.e, f0)
+        model = PerformanceModel(workload, tp, ep, float(f0 * 1000), gpus_per_node, source)
+        pt, pe = train.predict(model)
+        err = mape(pe, train.e)
         if best is None or err < best[0]:
-            best = (err, model, mape(1.0 / pt, 1.0 / t_all[tr]))
-    _, model, train_t = best
-    ev = test_idx if k else train_idx
-    pt, pe = model.iteration(n_all[ev], x_all[ev] * 1000, d["batch_size"].to_numpy()[ev])
-    return FitReport(
-        workload,
-        model,
-        len(train_idx),
-        len(test_idx),
-        mape(1.0 / pt, 1.0 / t_all[ev]),
-        mape(pe, e_all[ev]),
-        train_t,
-        best[0],
-    )
+            best = (err, model, mape(1.0 / pt, 1.0 / train.t))
+    return best
 
 
 def fit_all(

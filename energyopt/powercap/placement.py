@@ -86,19 +86,47 @@ def buddy_place(
     Placement or None
         ``migrated`` lists the jobs of unchanged size that had to move.
     """
-    if not isinstance(sizes, Mapping):
-        sizes = dict(enumerate(sizes))
     r = gpus_per_node
-    sizes = {k: int(s) for k, s in sizes.items() if int(s) > 0}
-    for k, s in sizes.items():
-        if not is_power_of_two(s):
-            raise ValueError(f"job {k!r}: {s} GPUs is not a power of two")
+    sizes = _positive_sizes(sizes)
     used = sum(sizes.values())
     if used > num_nodes * r:
         return None
-    target = -(-used // r)
+    target = -(-used // r)  # PC-14: ceil(U / r) powered nodes suffice
     prev = {k: b for k, b in (previous or {}).items() if k in sizes and b[1] == sizes[k]}
     free = [True] * (num_nodes * r)
+    blocks = _keep_previous_blocks(prev, sizes, free, num_nodes, r)
+    powered = {g // r for g in range(num_nodes * r) if not free[g]}
+    if _place_moved_jobs(sizes, blocks, free, powered, num_nodes, r) and len(powered) <= target:
+        return Placement(blocks, r, num_nodes, ())
+    compact = _compact(sizes, num_nodes, r, previous)
+    if compact is None:
+        return None
+    moved = tuple(k for k, b in compact.items() if k in prev and prev[k] != b)
+    return Placement(compact, r, num_nodes, moved)
+
+
+def _positive_sizes(sizes: Mapping[Hashable, int] | Sequence[int]) -> dict[Hashable, int]:
+    """Job -> GPU count of the jobs given GPUs; every count a power of two."""
+    if not isinstance(sizes, Mapping):
+        sizes = dict(enumerate(sizes))
+    out = {k: int(s) for k, s in sizes.items() if int(s) > 0}
+    for k, s in out.items():
+        if not is_power_of_two(s):
+            raise ValueError(f"job {k!r}: {s} GPUs is not a power of two")
+    return out
+
+
+def _keep_previous_blocks(
+    prev: Mapping[Hashable, tuple[int, int]],
+    sizes: Mapping[Hashable, int],
+    free: list[bool],
+    num_nodes: int,
+    r: int,
+) -> dict[Hashable, tuple[int, int]]:
+    """Keep each job of unchanged size in its previous block while that is still valid.
+
+    Largest jobs first; marks the kept GPUs busy in ``free``.
+    """
     blocks: dict[Hashable, tuple[int, int]] = {}
     for k in sorted(prev, key=lambda k: -sizes[k]):
         start, s = prev[k]
@@ -106,46 +134,68 @@ def buddy_place(
         if aligned and all(free[start : start + s]):
             blocks[k] = (start, s)
             free[start : start + s] = [False] * s
-    powered = {g // r for g in range(num_nodes * r) if not free[g]}
-    ok = True
+    return blocks
+
+
+def _place_moved_jobs(
+    sizes: Mapping[Hashable, int],
+    blocks: dict[Hashable, tuple[int, int]],
+    free: list[bool],
+    powered: set[int],
+    num_nodes: int,
+    r: int,
+) -> bool:
+    """Place the jobs not kept in place, largest first, into free buddy blocks.
+
+    Updates ``blocks``, ``free`` and ``powered``; ``False`` when some job finds no
+    block (or its nodes are not contiguous), so that the caller compacts instead.
+    """
     for k in sorted((k for k in sizes if k not in blocks), key=lambda k: (-sizes[k], str(k))):
         s = sizes[k]
-        best = None
-        if s >= r:  # whole nodes, unpowered ones last
-            nodes = [v for v in range(num_nodes) if all(free[v * r : (v + 1) * r])]
-            nodes.sort(key=lambda v: (v not in powered, v))
-            if len(nodes) >= s // r:
-                best = [(v * r, r) for v in nodes[: s // r]]
-        else:  # an aligned block in the fullest powered node (best fit), else a new node
-            cands = []
-            for v in range(num_nodes):
-                seg = free[v * r : (v + 1) * r]
-                for off in range(0, r, s):
-                    if all(seg[off : off + s]):
-                        cands.append((v not in powered, sum(seg), v, off))
-                        break
-            if cands:
-                _, _, v, off = min(cands)
-                best = [(v * r + off, s)]
+        if s >= r:
+            best = _free_whole_nodes(s, free, powered, num_nodes, r)
+        else:
+            best = _best_fit_block(s, free, powered, num_nodes, r)
         if best is None:
-            ok = False
-            break
+            return False
         for start, size in best:
             free[start : start + size] = [False] * size
             powered.add(start // r)
         # A multi-node job is recorded by its first node; its nodes are contiguous only
-        # when compacted, so keep the list of segments in the compaction case below.
-        blocks[k] = (best[0][0], s) if len(best) == 1 or _contiguous(best) else None  # type: ignore[assignment]
-        if blocks[k] is None:
-            ok = False
-            break
-    if ok and len(powered) <= target:
-        return Placement(blocks, r, num_nodes, ())
-    compact = _compact(sizes, num_nodes, r, previous)
-    if compact is None:
+        # when compacted, so the caller falls back to compaction otherwise.
+        if len(best) > 1 and not _contiguous(best):
+            return False
+        blocks[k] = (best[0][0], s)
+    return True
+
+
+def _free_whole_nodes(
+    s: int, free: list[bool], powered: set[int], num_nodes: int, r: int
+) -> list[tuple[int, int]] | None:
+    """``s / r`` wholly free nodes for a job of ``s >= r`` GPUs, unpowered ones last."""
+    nodes = [v for v in range(num_nodes) if all(free[v * r : (v + 1) * r])]
+    nodes.sort(key=lambda v: (v not in powered, v))
+    if len(nodes) < s // r:
         return None
-    moved = tuple(k for k, b in compact.items() if k in prev and prev[k] != b)
-    return Placement(compact, r, num_nodes, moved)
+    return [(v * r, r) for v in nodes[: s // r]]
+
+
+def _best_fit_block(
+    s: int, free: list[bool], powered: set[int], num_nodes: int, r: int
+) -> list[tuple[int, int]] | None:
+    """An aligned block of ``s < r`` GPUs in the fullest powered node (best fit), else
+    in a new node: the first free aligned block of each node, least free GPUs first."""
+    cands = []
+    for v in range(num_nodes):
+        seg = free[v * r : (v + 1) * r]
+        for off in range(0, r, s):
+            if all(seg[off : off + s]):
+                cands.append((v not in powered, sum(seg), v, off))
+                break
+    if not cands:
+        return None
+    _, _, v, off = min(cands)
+    return [(v * r + off, s)]
 
 
 def _contiguous(segments: list[tuple[int, int]]) -> bool:

@@ -166,24 +166,66 @@ def simulate(
     for i, j in enumerate(trace.jobs):
         if j.workload not in truth:
             raise InstanceError(f"trace.jobs[{i}].workload = {j.workload!r}: no truth model")
-    rates = _Rates(truth)
-    pending = sorted(trace.jobs, key=lambda j: (j.arrival_s, j.name))
-    active: dict[str, ActiveJob] = {}
-    jct: dict[str, float] = {}
-    profiled: set[tuple[str, int]] = set()
-    overhead: dict[str, float] = {}
-    placement = None
-    now = 0.0
-    energy = idle_energy = 0.0
-    decisions = migrations = 0
-    max_power = 0.0
-    timeline: list[tuple[float, int, float]] = []
-    pi = 0
-    next_tick = math.inf
-    while pi < len(pending) or active:
-        while pi < len(pending) and pending[pi].arrival_s <= now + 1e-9:
-            j = pending[pi]
-            active[j.name] = ActiveJob(
+    sim = _Simulation(trace, policy, cluster, _Rates(truth), profile_overhead_s)
+    while sim.pi < len(sim.pending) or sim.active:
+        sim.admit_arrivals()
+        if not sim.active:
+            sim.now = sim.pending[sim.pi].arrival_s
+            continue
+        sim.decisions += 1
+        if sim.decisions > max_decisions:
+            raise RuntimeError(f"more than {max_decisions} decisions; is the policy stuck?")
+        config = sim.decide_and_place()
+        run, power, idle = sim.run_rates_and_power(config)
+        if reschedule_interval_s:
+            sim.next_tick = sim.now + reschedule_interval_s
+        finish = {
+            k: sim.now + sim.overhead.get(k, 0.0) + sim.active[k].remaining_iterations * t
+            for k, (t, _) in run.items()
+        }
+        t_next = sim.next_event_s(finish)
+        sim.advance(t_next, config, run, power, idle)
+        sim.retire_finished(run, finish)
+    return sim.result()
+
+
+class _Simulation:
+    """The state of one run of :func:`simulate` and the steps of its event loop.
+
+    ``pending`` holds the trace's jobs by arrival, ``pi`` the next to arrive;
+    ``active`` the jobs arrived and not finished; ``overhead`` the profiling seconds
+    a job still owes (6.1) and ``profiled`` the (job, GPU count) pairs already charged.
+    """
+
+    def __init__(
+        self,
+        trace: Trace,
+        policy: Policy,
+        cluster: Cluster,
+        rates: _Rates,
+        profile_overhead_s: float,
+    ) -> None:
+        self.trace, self.policy, self.cluster, self.rates = trace, policy, cluster, rates
+        self.profile_overhead_s = profile_overhead_s
+        self.pending = sorted(trace.jobs, key=lambda j: (j.arrival_s, j.name))
+        self.pi = 0
+        self.active: dict[str, ActiveJob] = {}
+        self.jct: dict[str, float] = {}
+        self.profiled: set[tuple[str, int]] = set()
+        self.overhead: dict[str, float] = {}
+        self.placement = None
+        self.now = 0.0
+        self.energy = self.idle_energy = 0.0
+        self.decisions = self.migrations = 0
+        self.max_power = 0.0
+        self.timeline: list[tuple[float, int, float]] = []
+        self.next_tick = math.inf
+
+    def admit_arrivals(self) -> None:
+        """Make every job that has arrived by now active."""
+        while self.pi < len(self.pending) and self.pending[self.pi].arrival_s <= self.now + 1e-9:
+            j = self.pending[self.pi]
+            self.active[j.name] = ActiveJob(
                 j.name,
                 j.workload,
                 j.global_batch_size,
@@ -192,84 +234,108 @@ def simulate(
                 j.iterations,
                 j.iterations,
             )
-            pi += 1
-        if not active:
-            now = pending[pi].arrival_s
-            continue
-        decisions += 1
-        if decisions > max_decisions:
-            raise RuntimeError(f"more than {max_decisions} decisions; is the policy stuck?")
+            self.pi += 1
+
+    def decide_and_place(self) -> dict[str, tuple[int, int]]:
+        """Ask the policy, check its answer, place the jobs (buddy placement, 5.3),
+        record each job's configuration and charge first-time profiling overhead."""
+        cluster, active = self.cluster, self.active
         jobs = sorted(active.values(), key=lambda a: (a.arrival_s, a.name))
-        config = _check_decision(policy.decide(now, jobs, cluster), active, cluster, policy.name)
-        prev = None if placement is None else {k: b for k, b in placement.blocks.items()}
-        placement = buddy_place(
-            {k: n for k, (n, _) in config.items()}, cluster.num_nodes, cluster.gpus_per_node, prev
-        )
-        if placement is None:  # cannot happen for powers of two within G; guard anyway
+        decision = self.policy.decide(self.now, jobs, cluster)
+        config = _check_decision(decision, active, cluster, self.policy.name)
+        prev = None if self.placement is None else dict(self.placement.blocks)
+        sizes = {k: n for k, (n, _) in config.items()}
+        self.placement = buddy_place(sizes, cluster.num_nodes, cluster.gpus_per_node, prev)
+        if self.placement is None:  # cannot happen for powers of two within G; guard anyway
             raise RuntimeError("buddy placement failed for a decision within the GPU count")
-        migrations += len(placement.migrated)
+        self.migrations += len(self.placement.migrated)
         for a in active.values():
             a.config = config.get(a.name, (0, 0))
         for name, (n, _) in config.items():
             active[name].started = True
-            if profile_overhead_s > 0 and (name, n) not in profiled:
-                profiled.add((name, n))
-                overhead[name] = overhead.get(name, 0.0) + profile_overhead_s
+            if self.profile_overhead_s > 0 and (name, n) not in self.profiled:
+                self.profiled.add((name, n))
+                self.overhead[name] = self.overhead.get(name, 0.0) + self.profile_overhead_s
+        return config
+
+    def run_rates_and_power(
+        self, config: Mapping[str, tuple[int, int]]
+    ) -> tuple[dict[str, tuple[float, float]], float, int]:
+        """Truth (s/iteration, W) of each running job, the cluster power (jobs plus
+        idle GPUs on powered nodes) and the idle GPU count; logs the timeline."""
         used = sum(n for n, _ in config.values())
-        idle = placement.powered_nodes * cluster.gpus_per_node - used
+        idle = self.placement.powered_nodes * self.cluster.gpus_per_node - used
         run = {
-            k: rates(active[k].workload, active[k].global_batch_size, n, f)
+            k: self.rates(self.active[k].workload, self.active[k].global_batch_size, n, f)
             for k, (n, f) in config.items()
         }
-        power = sum(p for _, p in run.values()) + cluster.idle_power_w * idle
-        max_power = max(max_power, power)
-        timeline.append((now, used, power))
-        if reschedule_interval_s:
-            next_tick = now + reschedule_interval_s
-        finish = {
-            k: now + overhead.get(k, 0.0) + active[k].remaining_iterations * t
-            for k, (t, _) in run.items()
-        }
+        power = sum(p for _, p in run.values()) + self.cluster.idle_power_w * idle
+        self.max_power = max(self.max_power, power)
+        self.timeline.append((self.now, used, power))
+        return run, power, idle
+
+    def next_event_s(self, finish: Mapping[str, float]) -> float:
+        """The next completion, arrival or periodic tick; an error when there is none."""
+        pending, pi = self.pending, self.pi
         t_next = min(
             min(finish.values(), default=math.inf),
             pending[pi].arrival_s if pi < len(pending) else math.inf,
-            next_tick,
+            self.next_tick,
         )
         if not math.isfinite(t_next):
             raise InstanceError(
-                f"policy {policy.name!r} runs no job at t = {now:.1f} s with "
-                f"{len(active)} job(s) waiting and no arrival ahead; a power cap below "
+                f"policy {self.policy.name!r} runs no job at t = {self.now:.1f} s with "
+                f"{len(self.active)} job(s) waiting and no arrival ahead; a power cap below "
                 "every job's smallest configuration does this"
             )
-        dt = t_next - now
-        energy += (power) * dt
-        idle_energy += cluster.idle_power_w * idle * dt
+        return t_next
+
+    def advance(
+        self,
+        t_next: float,
+        config: Mapping[str, tuple[int, int]],
+        run: Mapping[str, tuple[float, float]],
+        power: float,
+        idle: int,
+    ) -> None:
+        """Move time to ``t_next``: energy, progress net of profiling, attained GPU-s."""
+        dt = t_next - self.now
+        self.energy += (power) * dt
+        self.idle_energy += self.cluster.idle_power_w * idle * dt
         for k, (t, _) in run.items():
-            a = active[k]
-            o = min(overhead.get(k, 0.0), dt)
+            a = self.active[k]
+            o = min(self.overhead.get(k, 0.0), dt)
             if o:
-                overhead[k] -= o
+                self.overhead[k] -= o
             a.remaining_iterations -= (dt - o) / t
             a.attained_gpu_s += config[k][0] * dt
-        now = t_next
+        self.now = t_next
+
+    def retire_finished(
+        self, run: Mapping[str, tuple[float, float]], finish: Mapping[str, float]
+    ) -> None:
+        """Record the JCT of each running job that has now completed."""
         for k in list(run):
-            a = active[k]
-            if finish[k] <= now + 1e-9 or a.remaining_iterations <= 1e-9 * a.iterations:
-                jct[k] = now - a.arrival_s
-                del active[k]
-    return SimResult(
-        policy.name,
-        sum(jct.values()) / len(jct),
-        energy,
-        idle_energy,
-        now,
-        jct,
-        decisions,
-        migrations,
-        max_power,
-        tuple(timeline),
-        trace.source,
-    )
+            a = self.active[k]
+            if finish[k] <= self.now + 1e-9 or a.remaining_iterations <= 1e-9 * a.iterations:
+                self.jct[k] = self.now - a.arrival_s
+                del self.active[k]
+
+    def result(self) -> SimResult:
+        jct = self.jct
+        return SimResult(
+            self.policy.name,
+            sum(jct.values()) / len(jct),
+            self.energy,
+            self.idle_energy,
+            self.now,
+            jct,
+            self.decisions,
+            self.migrations,
+            self.max_power,
+            tuple(self.timeline),
+            self.trace.source,
+        )
 
 
 def summary(result: SimResult) -> dict[str, Any]:

@@ -24,12 +24,12 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
 from energyopt.core.instance import InstanceError
-from energyopt.profiles.device import GpuDevice, GpuError, GpuNotSupportedError
+from energyopt.profiles.device import DeviceInfo, GpuDevice, GpuError, GpuNotSupportedError
 from energyopt.profiles.schema import KNOBS, profile_row, validate_profile
 
 Step = Callable[[], Any]
@@ -326,6 +326,50 @@ def sweep(
         raise ValueError("steps: no operation to measure")
     values = _check_values(device, knob, list(values))
     info = device.info
+    _refuse_mig(info)
+    window = _Window(iterations, seconds, warmup, synchronize, sampling_period_s)
+    energy_method = device.meter(sampling_period_s).method
+    record = _RowLabels(knob, workload, batch_size, stage)
+    rows = []
+    started = _dt.datetime.now(_dt.timezone.utc)
+    # Every knob change happens inside restored_settings: it resets the clock and puts
+    # the power limit back on every way out of this block (exception, Ctrl-C, signal).
+    with restored_settings(device) as guard:
+        original_limit = guard.original_power_limit_w
+        for value in values:
+            guard.apply(knob, value)
+            for op, fn in ops.items():
+                rows.append(_measured_row(device, info, fn, value, op, record, window, progress))
+    df = validate_profile(pd.DataFrame(rows), f"sweep of {info.name}")
+    df.attrs.update(
+        _sweep_attrs(device, info, record, window, started, energy_method, original_limit)
+    )
+    if hasattr(device, "metadata"):
+        df.attrs.update(device.metadata())
+    return df
+
+
+class _Window(NamedTuple):
+    """The measurement window of :func:`measure`, the same for every row of a sweep."""
+
+    iterations: int
+    seconds: float
+    warmup: int
+    synchronize: Callable[[], Any] | None
+    sampling_period_s: float
+
+
+class _RowLabels(NamedTuple):
+    """What a sweep records in every row besides the measurement."""
+
+    knob: str
+    workload: str
+    batch_size: int
+    stage: int | None
+
+
+def _refuse_mig(info: DeviceInfo) -> None:
+    """A MIG-enabled GPU shares its energy, clocks and power limit: refuse to profile it."""
     if info.mig_enabled:
         raise GpuError(
             f"GPU {info.index} ({info.name}) has MIG enabled: energy, power, clocks and the "
@@ -333,64 +377,69 @@ def sweep(
             f"profile would mix workloads; disable MIG (`nvidia-smi -i {info.index} -mig 0`, "
             "as root) or profile another GPU"
         )
-    energy_method = device.meter(sampling_period_s).method
-    rows = []
-    started = _dt.datetime.now(_dt.timezone.utc)
-    with restored_settings(device) as guard:
-        original_limit = guard.original_power_limit_w
-        for value in values:
-            guard.apply(knob, value)
-            for op, fn in ops.items():
-                t, e, n = measure(
-                    device,
-                    fn,
-                    iterations=iterations,
-                    seconds=seconds,
-                    warmup=warmup,
-                    synchronize=synchronize,
-                    sampling_period_s=sampling_period_s,
-                )
-                row = profile_row(
-                    gpu=info.name,
-                    knob=knob,
-                    knob_value=value,
-                    workload=workload,
-                    operation=op,
-                    batch_size=int(batch_size),
-                    time_s=t,
-                    energy_j=e,
-                    samples=n,
-                    source=getattr(device, "source", info.backend),
-                )
-                if stage is not None:
-                    row["stage"] = int(stage)
-                rows.append(row)
-                if progress is not None:
-                    progress(f"{knob}={value:g} {op}: {t * 1e3:.3f} ms, {e:.4g} J ({n} iterations)")
-    df = validate_profile(pd.DataFrame(rows), f"sweep of {info.name}")
-    df.attrs.update(
-        {
-            "gpu": info.name,
-            "gpu_uuid": info.uuid,
-            "gpu_index": info.index,
-            "driver_version": info.driver_version,
-            "backend": info.backend,
-            "source": getattr(device, "source", info.backend),
-            "collected_at": started.isoformat(timespec="seconds"),
-            "knob": knob,
-            "workload": workload,
-            "warmup_iterations": warmup,
-            "min_iterations": iterations,
-            "min_seconds": seconds,
-            "energy_method": energy_method,
-            "sampling_period_s": sampling_period_s if energy_method == "power-sampling" else None,
-            "original_power_limit_w": original_limit,
-            "settings_restored": True,
-        }
+
+
+def _measured_row(
+    device: GpuDevice,
+    info: DeviceInfo,
+    fn: Step,
+    value: float,
+    op: str,
+    record: _RowLabels,
+    window: _Window,
+    progress: Callable[[str], None] | None,
+) -> dict[str, Any]:
+    """Measure one operation at the knob value already applied; its profile row."""
+    t, e, n = measure(device, fn, **window._asdict())
+    row = profile_row(
+        gpu=info.name,
+        knob=record.knob,
+        knob_value=value,
+        workload=record.workload,
+        operation=op,
+        batch_size=int(record.batch_size),
+        time_s=t,
+        energy_j=e,
+        samples=n,
+        source=getattr(device, "source", info.backend),
     )
-    if hasattr(device, "metadata"):
-        df.attrs.update(device.metadata())
-    return df
+    if record.stage is not None:
+        row["stage"] = int(record.stage)
+    if progress is not None:
+        progress(f"{record.knob}={value:g} {op}: {t * 1e3:.3f} ms, {e:.4g} J ({n} iterations)")
+    return row
+
+
+def _sweep_attrs(
+    device: GpuDevice,
+    info: DeviceInfo,
+    record: _RowLabels,
+    window: _Window,
+    started: _dt.datetime,
+    energy_method: str,
+    original_limit: float,
+) -> dict[str, Any]:
+    """The profile's provenance: the GPU, the date, the window and the restored limit."""
+    return {
+        "gpu": info.name,
+        "gpu_uuid": info.uuid,
+        "gpu_index": info.index,
+        "driver_version": info.driver_version,
+        "backend": info.backend,
+        "source": getattr(device, "source", info.backend),
+        "collected_at": started.isoformat(timespec="seconds"),
+        "knob": record.knob,
+        "workload": record.workload,
+        "warmup_iterations": window.warmup,
+        "min_iterations": window.iterations,
+        "min_seconds": window.seconds,
+        "energy_method": energy_method,
+        "sampling_period_s": (
+            window.sampling_period_s if energy_method == "power-sampling" else None
+        ),
+        "original_power_limit_w": original_limit,
+        "settings_restored": True,
+    }
 
 
 def _check_values(device: GpuDevice, knob: str, values: list[float]) -> list[float]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -142,6 +143,34 @@ def read_zeus_monitor_log(
     operation defaults to the window name.
     """
     path = Path(path)
+    pattern = _window_pattern(path, knob, knob_value, window_pattern)
+    df = _read_csv(path, ZEUS_MONITOR_COLUMNS)
+    energy_cols = _energy_columns(path, df)
+    groups: dict[tuple[str, float], list[tuple[float, float]]] = {}
+    for idx in df.index:
+        name = str(df.at[idx, "window_name"])
+        t = _number(path, df, idx, "elapsed_time")
+        e = sum(_number(path, df, idx, c) for c in energy_cols)
+        if pattern is None:
+            op, value = name, knob_value
+        else:
+            op, value = _parse_window_name(path, idx, name, pattern)
+        assert value is not None
+        groups.setdefault((op, value), []).append((t, e))
+    rows = [
+        _mean_window_row(op, value, windows, gpu, knob, workload, batch_size, len(energy_cols))
+        for (op, value), windows in groups.items()
+    ]
+    out = validate_profile(pd.DataFrame(rows), str(path))
+    out.attrs.update({"source": "zeus-monitor", "file": path.name, "gpu": gpu})
+    return out
+
+
+def _window_pattern(
+    path: Path, knob: str, knob_value: float | None, window_pattern: str | None
+) -> re.Pattern[str] | None:
+    """Check the knob and that exactly one source of its value is given; the compiled
+    ``window_pattern`` (``None`` when ``knob_value`` gives the value)."""
     if knob not in KNOBS:
         raise InstanceError(f"knob = {knob!r}: expected one of {', '.join(KNOBS)}")
     if (knob_value is None) == (window_pattern is None):
@@ -154,60 +183,68 @@ def read_zeus_monitor_log(
         raise InstanceError(
             f"window_pattern = {window_pattern!r}: needs a named group (?P<knob_value>...)"
         )
-    df = _read_csv(path, ZEUS_MONITOR_COLUMNS)
+    return pattern
+
+
+def _energy_columns(path: Path, df: pd.DataFrame) -> list[str]:
+    """The log's ``gpu<i>_energy`` columns in GPU order; at least one."""
     energy_cols = sorted(
         (c for c in df.columns if re.fullmatch(r"gpu\d+_energy", str(c))),
         key=lambda c: int(c[3:-7]),
     )
     if not energy_cols:
         raise InstanceError(f"{path}: no gpu<i>_energy column (found {V.first_few(df.columns)})")
-    groups: dict[tuple[str, float], list[tuple[float, float]]] = {}
-    for idx in df.index:
-        name = str(df.at[idx, "window_name"])
-        t = _number(path, df, idx, "elapsed_time")
-        e = sum(_number(path, df, idx, c) for c in energy_cols)
-        op, value = name, knob_value
-        if pattern is not None:
-            m = pattern.fullmatch(name)
-            if m is None:
-                raise InstanceError(
-                    f"{path}, line {idx + 2}: window_name = {name!r} does not match "
-                    f"window_pattern {window_pattern!r}"
-                )
-            try:
-                value = float(m.group("knob_value"))
-            except ValueError:
-                raise InstanceError(
-                    f"{path}, line {idx + 2}: window_name = {name!r}: knob value "
-                    f"{m.group('knob_value')!r} is not a number"
-                ) from None
-            if "operation" in pattern.groupindex and m.group("operation"):
-                op = m.group("operation")
-        assert value is not None
-        groups.setdefault((op, value), []).append((t, e))
-    rows = []
-    for (op, value), windows in groups.items():
-        n = len(windows)
-        t = sum(w[0] for w in windows) / n
-        e = sum(w[1] for w in windows) / n
-        rows.append(
-            profile_row(
-                gpu=gpu,
-                knob=knob,
-                knob_value=value,
-                workload=workload,
-                operation=op,
-                batch_size=int(batch_size),
-                time_s=t,
-                energy_j=e,
-                samples=n,
-                source="zeus-monitor",
-                num_gpus=len(energy_cols),
-            )
+    return energy_cols
+
+
+def _parse_window_name(
+    path: Path, idx: int, name: str, pattern: re.Pattern[str]
+) -> tuple[str, float]:
+    """(operation, knob value) from a window name; the operation defaults to the name."""
+    m = pattern.fullmatch(name)
+    if m is None:
+        raise InstanceError(
+            f"{path}, line {idx + 2}: window_name = {name!r} does not match "
+            f"window_pattern {pattern.pattern!r}"
         )
-    out = validate_profile(pd.DataFrame(rows), str(path))
-    out.attrs.update({"source": "zeus-monitor", "file": path.name, "gpu": gpu})
-    return out
+    try:
+        value = float(m.group("knob_value"))
+    except ValueError:
+        raise InstanceError(
+            f"{path}, line {idx + 2}: window_name = {name!r}: knob value "
+            f"{m.group('knob_value')!r} is not a number"
+        ) from None
+    op = name
+    if "operation" in pattern.groupindex and m.group("operation"):
+        op = m.group("operation")
+    return op, value
+
+
+def _mean_window_row(
+    op: str,
+    value: float,
+    windows: list[tuple[float, float]],
+    gpu: str,
+    knob: str,
+    workload: str,
+    batch_size: int,
+    num_gpus: int,
+) -> dict[str, Any]:
+    """The profile row of one (operation, knob value): its windows' mean time and energy."""
+    n = len(windows)
+    return profile_row(
+        gpu=gpu,
+        knob=knob,
+        knob_value=value,
+        workload=workload,
+        operation=op,
+        batch_size=int(batch_size),
+        time_s=sum(w[0] for w in windows) / n,
+        energy_j=sum(w[1] for w in windows) / n,
+        samples=n,
+        source="zeus-monitor",
+        num_gpus=num_gpus,
+    )
 
 
 def __getattr__(name: str) -> object:

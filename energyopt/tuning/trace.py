@@ -221,61 +221,15 @@ def instance_from_trace(
     pw = power if _checked(power, "power") else read_power_trace(power)
     tr = train if _checked(train, "train") else read_train_trace(train)
     pwhere, twhere = pw.attrs.get("where", "power trace"), tr.attrs.get("where", "train trace")
-    opt = spec.optimizer.lower()
-    pw = pw[
-        (pw.dataset == spec.dataset)
-        & (pw.network == spec.network)
-        & (pw.optimizer.str.lower() == opt)
-    ]
-    if pw.empty:
-        raise InstanceError(
-            f"{pwhere}: no rows for dataset={spec.dataset!r}, network={spec.network!r}, "
-            f"optimizer={spec.optimizer!r}"
-        )
-    tr = tr[
-        (tr.dataset == spec.dataset)
-        & (tr.network == spec.network)
-        & (tr.optimizer.str.lower() == opt)
-        & np.isclose(tr.target_metric.astype(float), spec.target_metric)
-    ]
-    if tr.empty:
-        raise InstanceError(
-            f"{twhere}: no rows for dataset={spec.dataset!r}, network={spec.network!r}, "
-            f"optimizer={spec.optimizer!r}, target_metric={spec.target_metric!r}"
-        )
+    pw = _workload_power_rows(pw, spec, pwhere)
+    tr = _workload_train_rows(tr, spec, twhere)
     skipped: list[str] = []
-    table = pw.groupby(["batch_size", "power_limit"], as_index=False)[
-        ["time_per_epoch", "average_power"]
-    ].mean()
-    repeats = int(len(pw) - len(table))
-    if repeats:
-        skipped.append(f"{repeats} repeated (batch_size, power_limit) rows averaged")
+    table = _mean_power_table(pw, skipped)
     limits = sorted(table.power_limit.unique())
-    bs_power = set(table.batch_size.unique())
-    bs_train = set(tr.batch_size.unique())
-    batch_sizes = []
-    for b in sorted(bs_power | bs_train):
-        if b not in bs_train:
-            skipped.append(f"batch size {b}: no training runs at the target metric")
-            continue
-        if b not in bs_power:
-            skipped.append(f"batch size {b}: not in the power trace")
-            continue
-        have = set(table.loc[table.batch_size == b, "power_limit"])
-        if have != set(limits):
-            miss = sorted(set(limits) - have)
-            skipped.append(f"batch size {b}: power limits {miss} missing from the power trace")
-            continue
-        batch_sizes.append(int(b))
+    batch_sizes = _complete_batch_sizes(table, tr, limits, skipped)
     if not batch_sizes:
         raise InstanceError(f"{pwhere} + {twhere}: no batch size of {spec.name} has both traces")
-    times, powers, paths = [], [], []
-    for b in batch_sizes:
-        rows = table[table.batch_size == b].sort_values("power_limit")
-        times.append(tuple(float(x) for x in rows.time_per_epoch))
-        powers.append(tuple(float(x) for x in rows.average_power))
-        eps = tr.loc[tr.batch_size == b, "target_epoch"]
-        paths.append(tuple(None if pd.isna(e) else int(e) for e in eps))
+    times, powers, paths = _per_batch_size(table, tr, batch_sizes)
     consistent = [
         b
         for b, runs in zip(batch_sizes, paths)
@@ -307,6 +261,83 @@ def instance_from_trace(
             **({"default_batch_size_note": b0_note} if b0_note else {}),
         },
     )
+
+
+def _workload_power_rows(pw: pd.DataFrame, spec: WorkloadSpec, where: str) -> pd.DataFrame:
+    """The power-trace rows of the workload (optimizer matched case-insensitively)."""
+    pw = pw[_workload_mask(pw, spec)]
+    if pw.empty:
+        raise InstanceError(
+            f"{where}: no rows for dataset={spec.dataset!r}, network={spec.network!r}, "
+            f"optimizer={spec.optimizer!r}"
+        )
+    return pw
+
+
+def _workload_train_rows(tr: pd.DataFrame, spec: WorkloadSpec, where: str) -> pd.DataFrame:
+    """The train-trace runs of the workload at its target metric."""
+    tr = tr[
+        _workload_mask(tr, spec) & np.isclose(tr.target_metric.astype(float), spec.target_metric)
+    ]
+    if tr.empty:
+        raise InstanceError(
+            f"{where}: no rows for dataset={spec.dataset!r}, network={spec.network!r}, "
+            f"optimizer={spec.optimizer!r}, target_metric={spec.target_metric!r}"
+        )
+    return tr
+
+
+def _mean_power_table(pw: pd.DataFrame, skipped: list[str]) -> pd.DataFrame:
+    """Epoch time and mean power per (batch size, power limit), repeats averaged
+    (as the Zeus simulator does; the count goes to ``skipped``)."""
+    table = pw.groupby(["batch_size", "power_limit"], as_index=False)[
+        ["time_per_epoch", "average_power"]
+    ].mean()
+    repeats = int(len(pw) - len(table))
+    if repeats:
+        skipped.append(f"{repeats} repeated (batch_size, power_limit) rows averaged")
+    return table
+
+
+def _complete_batch_sizes(
+    table: pd.DataFrame, tr: pd.DataFrame, limits: list[float], skipped: list[str]
+) -> list[int]:
+    """The set B: batch sizes in both traces with every power limit of P.
+
+    Each batch size left out is recorded in ``skipped`` with the reason.
+    """
+    bs_power = set(table.batch_size.unique())
+    bs_train = set(tr.batch_size.unique())
+    batch_sizes = []
+    for b in sorted(bs_power | bs_train):
+        if b not in bs_train:
+            skipped.append(f"batch size {b}: no training runs at the target metric")
+            continue
+        if b not in bs_power:
+            skipped.append(f"batch size {b}: not in the power trace")
+            continue
+        have = set(table.loc[table.batch_size == b, "power_limit"])
+        if have != set(limits):
+            miss = sorted(set(limits) - have)
+            skipped.append(f"batch size {b}: power limits {miss} missing from the power trace")
+            continue
+        batch_sizes.append(int(b))
+    return batch_sizes
+
+
+def _per_batch_size(
+    table: pd.DataFrame, tr: pd.DataFrame, batch_sizes: list[int]
+) -> tuple[list[tuple[float, ...]], list[tuple[float, ...]], list[tuple[int | None, ...]]]:
+    """Per batch size: epoch times and powers by ascending power limit, and the epochs
+    each training run took to reach the target (``None`` for a run that never did)."""
+    times, powers, paths = [], [], []
+    for b in batch_sizes:
+        rows = table[table.batch_size == b].sort_values("power_limit")
+        times.append(tuple(float(x) for x in rows.time_per_epoch))
+        powers.append(tuple(float(x) for x in rows.average_power))
+        eps = tr.loc[tr.batch_size == b, "target_epoch"]
+        paths.append(tuple(None if pd.isna(e) else int(e) for e in eps))
+    return times, powers, paths
 
 
 def substitute_default_batch_size(
@@ -367,12 +398,15 @@ def zeus_trace_instances(
 
 
 def _has_workload(power: pd.DataFrame, spec: WorkloadSpec) -> bool:
-    return bool(
-        (
-            (power.dataset == spec.dataset)
-            & (power.network == spec.network)
-            & (power.optimizer.str.lower() == spec.optimizer.lower())
-        ).any()
+    return bool(_workload_mask(power, spec).any())
+
+
+def _workload_mask(df: pd.DataFrame, spec: WorkloadSpec) -> pd.Series:
+    """Rows of the workload's dataset and network with its optimizer (any case)."""
+    return (
+        (df.dataset == spec.dataset)
+        & (df.network == spec.network)
+        & (df.optimizer.str.lower() == spec.optimizer.lower())
     )
 
 

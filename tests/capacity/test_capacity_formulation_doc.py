@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pyomo.environ as pyo
 
-from energyopt.capacity import milp
+from energyopt.capacity import milp, thetamodel
 from energyopt.capacity.generators import random_point
 
 DOC = Path(__file__).resolve().parents[2] / "formulations" / "capacity.md"
@@ -33,8 +33,13 @@ def test_doc_and_code_cite_the_same_equations():
     for _, fn in inspect.getmembers(milp, inspect.isfunction):
         code |= {m.group(1) for m in TAG.finditer(fn.__doc__ or "")}
     assert code == set(COMPONENTS)
+    # The patterns method's fixed-theta model (Section 8), one function per family.
+    patterns = set()
+    for _, fn in inspect.getmembers(thetamodel, inspect.isfunction):
+        patterns |= {m.group(1) for m in TAG.finditer(fn.__doc__ or "")}
+    assert patterns == {str(k) for k in range(11, 18)}
     # CAP-0 (f_OBJ) is the evaluator's; CAP-3/4 are the MINLP's, replaced by 5-7 and 9.
-    assert doc == code | {"0", "3", "4"}
+    assert doc == code | patterns | {"0", "3", "4"}
 
 
 def test_every_tag_is_a_model_component():

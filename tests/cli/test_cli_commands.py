@@ -118,3 +118,34 @@ def test_generate_refuses_to_replace_data_derived_instances(tmp_path, monkeypatc
     err = capsys.readouterr().err
     assert "refusing to replace" in err and "summary_train.csv" in err
     assert kept.read_text() == "{}"
+
+
+def test_solve_time_limit_counts_from_the_command_start():
+    import time
+
+    from energyopt.cli.solve import EXIT_RESERVE_S, _time_left
+
+    # Started 2 s ago with a 10 s limit: 10 - 2 - the exit reserve is left (to rounding).
+    left = _time_left(10.0, time.perf_counter() - 2.0)
+    assert 10.0 - 2.0 - EXIT_RESERVE_S - 0.1 < left <= 10.0 - 2.0 - EXIT_RESERVE_S
+    assert _time_left(1.0, time.perf_counter() - 5.0) == 0.01  # never 0: some methods refuse it
+    assert _time_left(None, 0.0) is None
+
+
+def test_envpipe_schedule_writes_a_rescheduled_instance(tmp_path, capsys):
+    from energyopt.core.instance import load_instance
+
+    src = Path(__file__).resolve().parents[2] / "instances/pipeline/paper"
+    src = src / "004-synthetic-1f1b-4x8-k10-seed0.json"
+    out = tmp_path / "sched.json"
+    assert main(["instances", "envpipe-schedule", str(src), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "warm-up forwards per stage" in err and str(out) in err
+    inst = load_instance(out)
+    original = load_instance(src)
+    assert inst.schedule == "explicit"
+    assert inst.num_computations == original.num_computations
+    assert inst.deadline_s == original.deadline_s
+    # Not a 1F1B instance: one line, exit 2.
+    assert main(["instances", "envpipe-schedule", str(out)]) == 2
+    assert "starts from 1f1b" in capsys.readouterr().err
