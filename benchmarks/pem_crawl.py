@@ -219,7 +219,7 @@ def run_baseline(rev: str, spec: list, repeats: int) -> dict:
 def speed_cases(args) -> list[tuple[str, PemInstance, list]]:
     """(label, instance, spec for ``BASELINE_SCRIPT``) of the speed section."""
     cases = [
-        (f"synthetic {S}x{M} k10", synthetic_instance(S, M, 10, seed=0), ["synthetic", S, M, 10])
+        (f"synthetic {S}x{M} k10", synthetic_instance(S, M, 10, seed=0), ["synthetic", S, M, 10, 0])
         for S, M in ((4, 8), (8, 16))
     ]
     path, pb = args.profile_path, args.p_blocking_w
