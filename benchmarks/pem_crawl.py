@@ -224,7 +224,7 @@ def speed_cases(args) -> list[tuple[str, PemInstance, list]]:
     ]
     path, pb = args.profile_path, args.p_blocking_w
     if path.exists():
-        for M in (12, 96):
+        for M in args.speed_microbatches:
             inst = instance_from_perseus_profile(path, M, p_blocking_w=pb)
             cases.append((f"{path.stem} 8x{M}", inst, ["profile", str(path), M, 0, pb]))
     else:
@@ -242,6 +242,35 @@ def lowtime_quality(inst: PemInstance, points, lt: dict) -> tuple[np.ndarray, np
     return r, T[1:] - lt["reported_time_s"]
 
 
+#: Variants of ``perseus`` the speed section times (keyword arguments of ``energyopt.solve``).
+VARIANTS = {"default": {}, "both": {"cost_model": "both"}, "grid": {"crawl": "grid"}}
+
+
+def speed_row(label, name, inst, walls, cpus, res, base, lt, lt_cpu) -> list:
+    """One row of the speed table: ours, against the baseline revision and lowtime."""
+    row = [label, name, inst.num_computations, med_min(walls), med_min(cpus), len(res.frontier)]
+    if base is not None:
+        worse = [energy_at(inst, res.frontier, t) / e - 1 for t, e in base["frontier"]]
+        row += [
+            med_min(base["cpu"]),
+            f"{np.median(base['cpu']) / np.median(cpus):.2f}x",
+            f"{100 * max(worse):+.4f}",
+        ]
+    else:
+        row += ["-"] * 3
+    if lt is not None:
+        r, diff = lowtime_quality(inst, res.frontier, lt)
+        row += [
+            med_min(lt_cpu),
+            f"{np.median(lt_cpu) / np.median(cpus):.0f}x ({min(lt_cpu) / min(cpus):.0f}x)",
+            f"{100 * r.max():+.4f} / {100 * np.median(r):+.3f} / {100 * (r > 1e-9).mean():.1f}",
+            f"{1000 * diff.min():+.1f} .. {1000 * diff.max():+.1f}",
+        ]
+    else:
+        row += ["-"] * 4
+    return row
+
+
 def speed(args) -> None:
     have_lt = lowtime_version()
     if have_lt is None:
@@ -250,42 +279,32 @@ def speed(args) -> None:
             "(.venv/bin/pip install lowtime==0.3.0, for benchmarks only)"
         )
     # Warm up imports once, outside the timings.
-    energyopt.solve(synthetic_instance(2, 3, 4), "perseus", progress=False)
+    energyopt.solve(synthetic_instance(2, 3, 4), "perseus", cost_model="both", progress=False)
     R = args.repeats
     rows = []
     for label, inst, spec in speed_cases(args):
-        walls, cpus, res = repeated(lambda i=inst: energyopt.solve(i, "perseus", progress=False), R)
-        row = [label, inst.num_computations, med_min(walls), med_min(cpus), len(res.frontier)]
+        base = None
         if args.baseline_rev and (spec[0] == "synthetic" or spec[2] in args.baseline_microbatches):
             base = run_baseline(args.baseline_rev, spec, R)
-            worse = [energy_at(inst, res.frontier, t) / e - 1 for t, e in base["frontier"]]
-            row += [
-                med_min(base["cpu"]),
-                f"{np.median(base['cpu']) / np.median(cpus):.2f}x",
-                f"{100 * max(worse):+.3f}",
-            ]
-        else:
-            row += ["-"] * 3
-        run_lt = have_lt is not None and (spec[0] == "synthetic" or spec[2] <= args.lowtime_max_mb)
-        if run_lt:
+        lt, lt_cpu = None, []
+        if have_lt is not None and (spec[0] == "synthetic" or spec[2] <= args.lowtime_max_mb):
             lts = [run_lowtime(inst) for _ in range(args.lowtime_repeats)]
-            lt_cpu = [lt["cpu_s"] for lt in lts]
-            r, diff = lowtime_quality(inst, res.frontier, lts[-1])
-            row += [
-                med_min(lt_cpu),
-                f"{np.median(lt_cpu) / np.median(cpus):.0f}x ({min(lt_cpu) / min(cpus):.0f}x)",
-                f"{100 * r.max():+.3f} / {100 * np.median(r):+.3f} / {100 * (r > 1e-9).mean():.1f}",
-                f"{1000 * diff.min():+.1f} .. {1000 * diff.max():+.1f}",
-            ]
-        else:
-            row += ["-"] * 4
-        rows.append(row)
+            lt, lt_cpu = lts[-1], [x["cpu_s"] for x in lts]
+        for name in args.variants.split(","):
+            kw = VARIANTS[name]
+            walls, cpus, res = repeated(
+                lambda i=inst, kw=kw: energyopt.solve(i, "perseus", progress=False, **kw), R
+            )
+            rows.append(
+                speed_row(label, name, inst, walls, cpus, res, base, lt, lt_cpu if lt else [])
+            )
         print(f"  done {label}", flush=True)
     base = args.baseline_rev or "-"
     print(
         format_table(
             [
                 "instance",
+                "perseus",
                 "n",
                 "ours wall s med/min",
                 "ours cpu s med/min",
@@ -302,8 +321,9 @@ def speed(args) -> None:
         )
     )
     print(
-        f"ours: energyopt.solve(inst, 'perseus') with its defaults (every point scored by the\n"
-        f"evaluator), {R} runs; {base}: the same call on that revision's package, in a\n"
+        f"ours: energyopt.solve(inst, 'perseus', **variant) (default: its defaults; both:\n"
+        "cost_model='both'; grid: crawl='grid'), every point scored by the evaluator,\n"
+        f"{R} runs; {base}: the default call on that revision's package, in a\n"
         f"subprocess, {R} runs; lowtime 0.3.0: {args.lowtime_repeats} run(s), CPU clock started\n"
         "after its imports, its starting plan (every operation at its longest duration)\n"
         "included. 'ours vs X': at each of X's plans' measured makespans, our frontier's\n"
@@ -587,6 +607,8 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--baseline-rev", default="ed733db", help="git revision to time beside ours")
     ap.add_argument("--baseline-microbatches", type=int, nargs="*", default=[96])
     ap.add_argument("--sections", default="speed,table6,reference,exact,gaps")
+    ap.add_argument("--variants", default="default,both", help=f"of {', '.join(VARIANTS)}")
+    ap.add_argument("--speed-microbatches", type=int, nargs="*", default=[12, 96])
     ap.add_argument("--exact-time-limit", type=float, default=240.0)
     ap.add_argument("--profile", type=Path, help="stage profile in the Perseus format")
     ap.add_argument("--p-blocking", type=float, help="blocking power, W (default: --gpu preset)")
