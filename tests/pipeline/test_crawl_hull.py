@@ -104,12 +104,14 @@ def test_never_below_brute_force_on_non_monotone_dags(seed):
         assert p.objective >= best * (1 - 1e-9)
 
 
-def test_time_limit_returns_incumbent_within_a_second():
+@pytest.mark.parametrize("cost_model", ["hull", "both"])
+def test_time_limit_returns_incumbent_within_a_second(cost_model):
     inst = synthetic_instance(8, 64, 10, seed=1)
     tick = time.perf_counter()
-    res = energyopt.solve(inst, "perseus", time_limit=0.3, progress=False)
+    res = energyopt.solve(inst, "perseus", time_limit=0.3, progress=False, cost_model=cost_model)
     assert time.perf_counter() - tick <= 0.3 + 1.0
     assert res.termination.value == "time_limit"
+    assert res.message == "time_limit=0.3"  # the caller's limit, not one crawl's share
     assert res.frontier  # the points found so far, measured
     first = res.frontier[-1]  # the cheapest schedule is the crawl's start
     assert evaluate(inst, first.solution, None).energy_j == first.objective
