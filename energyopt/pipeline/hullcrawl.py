@@ -194,8 +194,9 @@ def hull_path(
     finally:
         if bar is not None:
             bar.close()
-    if stats["stopped"].startswith("no finite"):
-        # The final schedule itself: a zero-length event at the fastest makespan.
+    if stats["stopped"].startswith("no finite") or not Ls:
+        # The final schedule itself (or, stopped before any event, the cheapest one):
+        # a zero-length event at its makespan.
         Ls.append(int((es + d).max()))
         deltas.append(0)
         rates.append(np.zeros(n, dtype=np.int8))

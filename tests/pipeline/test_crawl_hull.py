@@ -141,3 +141,14 @@ def test_printed_crawl_ends_on_the_all_fastest_plan(schedule):
     assert res.has_solution
     assert res.frontier[0].deadline_s == pytest.approx(t_min, rel=1e-12)
     assert res.objective == evaluate(inst, PemSolution(res.solution.choice), None).energy_j
+
+
+def test_stopped_before_any_event_returns_the_cheapest_plan():
+    # Regression: a crawl stopped before its first event (cold start under a short time
+    # limit) returned no plan at all; its starting plan is always a frontier point.
+    inst = synthetic_instance(3, 4, 6, seed=5)
+    res = energyopt.solve(inst, "perseus", max_steps=0)
+    assert res.termination.value == "iteration_limit"
+    assert len(res.frontier) >= 1
+    cheapest = energyopt.solve(inst, "perseus").frontier[-1]
+    assert res.frontier[-1].objective == pytest.approx(cheapest.objective, rel=1e-12)
