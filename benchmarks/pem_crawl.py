@@ -1,29 +1,41 @@
 """Perseus frontier crawl: speed beside the authors' ``lowtime``, quality against the authors.
 
-    .venv/bin/python benchmarks/pem_crawl.py [--quick] [--no-lowtime] [--lowtime-gpt3]
-        [--sections speed,table6,reference,gaps]
+    .venv/bin/python benchmarks/pem_crawl.py [--quick] [--no-lowtime]
+        [--sections speed,table6,reference,exact,gaps] [--variants default,both]
+        [--profile FILE (--p-blocking W | --gpu a100|a40)] [--frontier M=FILE ...]
+        [--repeats 3] [--lowtime-repeats 3] [--baseline-rev ed733db]
+    .venv/bin/python benchmarks/pem_crawl.py --profile FILE --write-noisy-profile OUT
+        [--noise 0.02] [--seed 0]
+
+The profile defaults to GPT-3 175B on A100 (``../shared/data/perseus-sosp24``, 83.64 W)
+with the authors' 12 and 24 microbatch frontier files; ``--profile`` takes any stage
+profile in the Perseus format, ``--frontier`` any frontier file of theirs.
 
 Sections:
 
 ``speed``
     Identical DAGs and options, tau = 1 ms: synthetic 1F1B 4 x 8 and 8 x 16 with
-    10 clocks (``synthetic_instance``, seed 0, simulated) and the GPT-3 175B A100
-    profile at 8 x 12 and 8 x 96 (``../shared/data/perseus-sosp24``). Our crawl with the
-    hull and the exponential cost model, lowtime 0.3.0 (exponential model) when
-    installed; lowtime on 8 x 96 only with ``--lowtime-gpt3`` (long). Every plan
-    of both is scored with the evaluator (measured times); the quality columns
-    compare, at each lowtime plan's measured makespan, our frontier's energy.
+    10 clocks (``synthetic_instance``, seed 0, simulated) and the profile at 8 x 12
+    and 8 x 96 (``--speed-microbatches``). ``energyopt.solve(inst, "perseus",
+    **variant)`` with its defaults (``--variants``: default, both = cost_model
+    "both", grid = crawl "grid"), ``--repeats`` runs, CPU median / minimum; the
+    default call of the revision ``--baseline-rev`` in a subprocess (synthetic rows
+    and ``--baseline-microbatches``); lowtime 0.3.0 (exponential model; CPU clock
+    after its imports; its starting plan counted) on rows up to
+    ``--lowtime-max-mb`` microbatches. Every plan of both is scored with the
+    evaluator; the quality columns compare, at each lowtime / baseline plan's
+    measured makespan, our frontier's energy.
 ``table6``
-    Perseus Table 6 (GPT-3 175B, A100, 8 stages, 1F1B, P_blocking 83.64 W):
-    saving of the crawl's fastest point against every computation at 1410 MHz,
-    for 12, 24, 48, 96 microbatches, beside the paper's; with EnvPipe and the
-    Zeus baselines at the same (no-slowdown) iteration time.
+    Perseus Table 6 (8 stages, 1F1B): saving of the crawl's fastest point against
+    every computation at the highest clock, for 12, 24, 48, 96 microbatches, beside
+    the paper's (default profile only); with EnvPipe and the Zeus baselines at the
+    same (no-slowdown) iteration time.
 ``reference``
-    Our frontier against the authors' frontier files (12 and 24 microbatches).
+    Our frontier against the authors' frontier files, aligned and strict.
 ``exact``
-    GPT-3 8 x 12 at the all-1410 MHz iteration time and 10 % above it: the crawl
-    against the HiGHS MILP (``highs``, ``--exact-time-limit`` seconds), with its
-    proven bound.
+    The profile at 8 x 12 at the all-f_max iteration time and 10 % above it: the
+    crawl against the HiGHS MILP (``highs``, ``--exact-time-limit`` seconds), with
+    its proven bound.
 ``gaps``
     Gaps to the exact optimum (brute force) on random 7-computation DAGs and on
     synthetic 1F1B 2 x 2 (4 clocks): at the instance deadline, and over every
