@@ -8,20 +8,88 @@ wall clock of energyopt.solve (evaluator included) and the CPU time of this proc
 during the call, which other jobs on a shared machine do not inflate; the load average
 is printed with the table. Simulated data; timings are of this machine.
 
+``--heterogeneous`` times instead ``randomized_greedy`` itself (MaxIt 1000) on
+heterogeneous clusters, side by side with the version of ``greedy.py`` at git revision
+``--reference`` (loaded from ``git show``; default ``ed733db``, main before issue 17),
+alternating the two on each point: ``random_point(seed, N, J, max_gpus=4)`` has every
+node in its own class (random powers, V100 or T4, 1-4 GPUs) and half the jobs running.
+Each pair must return the same schedule, f_OBJ and trace (the script raises otherwise).
+
     .venv/bin/python benchmarks/capacity_speed.py
+    .venv/bin/python benchmarks/capacity_speed.py --heterogeneous
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import platform
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import energyopt
-from energyopt.capacity.generators import job_stream, scenario_cluster
+from energyopt.capacity import greedy
+from energyopt.capacity.generators import job_stream, random_point, scenario_cluster
 from energyopt.capacity.simulator import simulate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def reference_greedy(revision: str):
+    """``energyopt.capacity.greedy`` as it was at git ``revision``, as a separate module."""
+    source = subprocess.run(
+        ["git", "show", f"{revision}:energyopt/capacity/greedy.py"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    spec = importlib.util.spec_from_loader("greedy_reference", loader=None)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    exec(compile(source, f"{revision}:greedy.py", "exec"), module.__dict__)
+    return module
+
+
+def cpu_call(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` and the CPU seconds of this process it took."""
+    tick = time.process_time()
+    out = fn(*args, **kwargs)
+    return out, time.process_time() - tick
+
+
+def heterogeneous(args) -> None:
+    """The ``--heterogeneous`` table: current against reference, same points, one run."""
+    ref = reference_greedy(args.reference)
+    print(f"reference: greedy.py at {args.reference}; MaxIt {args.max_it}, seed 0")
+    print(f"load average before: {os.getloadavg()[0]:.2f}\n")
+    print("| nodes | jobs | points | reference CPU median s | current CPU median s | ratio |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for n in args.het_nodes:
+        old_t, new_t = [], []
+        for seed in range(args.points):
+            inst = random_point(seed, n, args.het_jobs, max_gpus=4, running_fraction=0.5)
+            for turn in range(2):  # alternate which version runs first
+                runs = (ref, greedy) if (seed + turn) % 2 == 0 else (greedy, ref)
+                out = {}
+                for mod in runs:
+                    res, cpu = cpu_call(mod.randomized_greedy, inst, args.max_it, seed=0)
+                    out[mod] = res
+                    (old_t if mod is ref else new_t).append(cpu)
+                a, b = out[ref], out[greedy]
+                if (
+                    a[0] != b[0]
+                    or a[1] != b[1]
+                    or a[2].best_per_iteration != b[2].best_per_iteration
+                ):
+                    raise AssertionError(f"N={n} seed={seed}: the two versions disagree")
+        mo, mn = statistics.median(old_t), statistics.median(new_t)
+        print(f"| {n} | {args.het_jobs} | {args.points} | {mo:.3f} | {mn:.3f} | {mo / mn:.1f}x |")
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
 
 
 def main() -> None:
@@ -36,7 +104,15 @@ def main() -> None:
         action="store_true",
         help="the driving run moves jobs for free (the paper's simulator)",
     )
+    ap.add_argument("--heterogeneous", action="store_true", help="see the module docstring")
+    ap.add_argument("--reference", default="ed733db", help="git revision to compare with")
+    ap.add_argument("--het-nodes", type=int, nargs="+", default=[20, 50, 100])
+    ap.add_argument("--het-jobs", type=int, default=100)
+    ap.add_argument("--points", type=int, default=3, help="heterogeneous points per size")
     args = ap.parse_args()
+    if args.heterogeneous:
+        heterogeneous(args)
+        return
     print(
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}; simulated points; driver {args.driver}, "

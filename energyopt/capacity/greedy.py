@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
+import operator
 import random
-from itertools import repeat, starmap
+from itertools import compress, count, repeat, starmap
 from time import perf_counter
 
 from energyopt.capacity.evaluator import Assignment
@@ -185,28 +187,91 @@ class _Placements(dict):
     of the rule's pick): ``(c, f, g, time_s, tardiness_eur, opens)``, the list
     ``buckets[c][f]`` or, with f = -1, the job's own node (of class c), and whether that
     node is closed (it opens); ``()`` when the job is postponed. Filled on first use: the
-    value depends on the key alone."""
+    value depends on the key alone.
+
+    On heterogeneous clusters (many node classes) almost every key is new, so the
+    ASSIGN_TO_SUBOPTIMAL walk is done on bit masks instead of :func:`_fit` calls: entry k
+    of ``fallback`` fits on an open node iff ``mask & open_bits[k]`` (bits of its class's
+    open levels with >= g free GPUs), on any node iff ``mask & any_bits[k]`` (the closed
+    level too); the job's own configuration (bits 0) by ``own``. The first fitting entry
+    is the same as :func:`_assign`'s, found at C speed (``map``/``compress``), and a pass
+    that the union of the bits rules out is skipped."""
 
     def __init__(self, rule, fallback, offset, top, own_class):
         super().__init__()
         self.rule, self.fallback, self.offset, self.top = rule, fallback, offset, top
         self.own_class = own_class
+        self.keep_at = next((k for k, c in enumerate(fallback) if c[0] < 0), len(fallback))
+        self.open_bits = tuple(_level_bits(c, offset, top, closed=False) for c in fallback)
+        self.any_bits = tuple(_level_bits(c, offset, top, closed=True) for c in fallback)
+        self.any_open = functools.reduce(operator.or_, self.open_bits, 0)
+        self.any_any = functools.reduce(operator.or_, self.any_bits, 0)
 
     def __missing__(self, key: int) -> tuple:
         state, i = divmod(key, len(self.rule))
         mask, own = divmod(state, 3)
-        where = _assign(self.rule[i], self.fallback, mask, own, self.offset, self.top)
-        if where is None:
-            value = ()
+        value = self[key] = self.place(i, mask, own)
+        return value
+
+    def place(self, i: int, mask: int, own: int) -> tuple:
+        """The value of key ``(mask * 3 + own) * len(rule) + i``, not remembered: on
+        heterogeneous clusters a key seldom comes back (see ``MEMO_CLASSES``)."""
+        k, _ = self.first_fit(i, mask, own)
+        if k < 0:
+            value = ()  # nothing fits: postponed
         else:
-            conf, c, f = where
-            if c < 0:  # the own node, closed when own is 2
+            conf = self.fallback[k]
+            if conf[0] < 0:  # the own node, closed when own is 2
                 c, f, opens = self.own_class, -1, own == 2
-            else:
+            else:  # the open level with the fewest free GPUs that fit, else a closed node
+                c, bits = conf[0], mask & self.open_bits[k]
+                f = (bits & -bits).bit_length() - 1 - self.offset[c] if bits else self.top[c]
                 opens = f == self.top[c]
             value = (c, f, conf[1], conf[2], conf[3], opens)
-        self[key] = value
         return value
+
+    def first_fit(self, i: int, mask: int, own: int) -> tuple[int, bool]:
+        """:func:`_assign` on bit masks: the index in ``fallback`` of where the job goes
+        (-1: nowhere), and whether it was found on open nodes only. The rule's pick ``i``
+        is ``fallback[i]`` (the rule's candidates come first in ``fallback``)."""
+        keep_at = self.keep_at
+        if i == keep_at:
+            if own:  # the own node fits it (open or closed)
+                return i, False
+        elif mask & self.any_bits[i]:
+            return i, False
+        n = len(self.fallback)
+        passes = (
+            (True, self.open_bits, self.any_open, own == 1),
+            (False, self.any_bits, self.any_any, own != 0),
+        )
+        for open_only, bits, union, keep_fits in passes:
+            k = n
+            if mask & union:  # some class entry fits: the first one
+                k = next(compress(count(), map(mask.__and__, bits)), n)
+            if keep_fits and keep_at < k:
+                k = keep_at
+            if k < n:
+                return k, open_only
+        return -1, False
+
+
+#: Where a job goes is remembered per key (mask, own, pick) only on clusters of at most
+#: this many node classes: with every node its own class (100 heterogeneous nodes) 99 %
+#: of the keys were new, and hashing and storing them cost more than recomputing.
+MEMO_CLASSES = 16
+
+
+def _level_bits(conf, offset: list[int], top: list[int], closed: bool) -> int:
+    """The bits of ``mask`` that let the class configuration ``conf`` fit (see _fit):
+    its class's open levels with >= g free GPUs, and with ``closed`` the closed level;
+    0 for a running job's own configuration (decided by ``own``)."""
+    cls, g = conf[0], conf[1]
+    if cls < 0:
+        return 0
+    o, t = offset[cls], top[cls]
+    bits = sum(1 << (o + f) for f in range(g, t))
+    return bits | (1 << (o + t)) if closed and t >= g else bits
 
 
 def randomized_greedy(
@@ -274,6 +339,7 @@ def randomized_greedy(
     def as_tuple(c: _Config) -> tuple[int, int, float, float]:
         return (c.cls, c.g, c.time_s, c.tardiness_eur)
 
+    memo = len(members) <= MEMO_CLASSES
     per_job = []
     for j, (rule, cum, fallback) in enumerate(_job_configs(instance, of_node, members)):
         n_rule = len(rule)
@@ -293,7 +359,7 @@ def randomized_greedy(
                 cum[-1],
                 n_rule,
                 3 * n_rule,
-                tuple(x * n_rule for x in own),
+                tuple(x * n_rule for x in own) if memo else tuple(own),
                 _Placements(rule_t, fallback_t, offset, top, of_node[run_n] if run_n < N else -1),
                 run_n,
                 run_g,
@@ -357,7 +423,10 @@ def randomized_greedy(
             else:
                 i = 0
             f = free[run_n]  # the own node's free GPUs (the spare 0 when not running)
-            where = placements[mask * stride + own[f] + i]
+            if memo:
+                where = placements[mask * stride + own[f] + i]
+            else:
+                where = placements.place(i, mask, own[f])
             if not where:
                 postponed = True
                 continue  # nothing fits anywhere: postponed

@@ -142,21 +142,25 @@ def nodes_per_residual(m: ThetaModel, agg: Aggregation) -> None:
     Those are the host nodes whose state leaves r GPUs, plus, for r = G_c, the class's
     free nodes.
     """
+    hosts: dict[tuple[int, int], list[int]] = {}
+    for s, col in m.w.items():  # grouped once: a pass per (c, r) is quadratic at N = 100
+        hosts.setdefault((agg.class_of_node[s.node], s.residual), []).append(col)
     for c, cls in enumerate(agg.classes):
         for r in range(cls.num_gpus + 1):
             terms = {m.v[c, r, q]: 1.0 for q in agg.patterns[c, r]}
-            for s, col in m.w.items():
-                if agg.class_of_node[s.node] == c and s.residual == r:
-                    terms[col] = -1.0
+            terms.update({col: -1.0 for col in hosts.get((c, r), ())})
             free = len(cls.free_nodes) if r == cls.num_gpus else 0
             m.row(terms, free, free)
 
 
 def slots_per_size(m: ThetaModel, agg: Aggregation) -> None:
     """(CAP-14) Per class and g: jobs moved to g GPUs of the class = g-GPU slots of its patterns."""
+    moved: dict[tuple[int, int], list[int]] = {}
+    for mv, col in m.x.items():  # grouped once: a pass per (c, g) is quadratic at N = 100
+        moved.setdefault((mv.cls, mv.g), []).append(col)
     for c, cls in enumerate(agg.classes):
         for g in range(1, cls.num_gpus + 1):
-            terms = {col: 1.0 for mv, col in m.x.items() if mv.cls == c and mv.g == g}
+            terms = {col: 1.0 for col in moved.get((c, g), ())}
             for r in range(cls.num_gpus + 1):
                 for q in agg.patterns[c, r]:
                     if len(q) >= g and q[g - 1]:

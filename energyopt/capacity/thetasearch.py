@@ -99,6 +99,18 @@ class _Scan:
         return self.objective if math.isfinite(self.objective) and self.objective > 0 else 1.0
 
 
+def check_options(*, rel_gap: float, greedy_iterations: int) -> None:
+    """A ``ValueError`` naming the option when ``rel_gap`` or ``greedy_iterations`` is bad."""
+    if isinstance(rel_gap, bool) or not isinstance(rel_gap, (int, float)):
+        raise ValueError(f"option rel_gap = {rel_gap!r}: must be a number")
+    if not 0.0 <= rel_gap < 1.0:  # NaN fails too
+        raise ValueError(f"option rel_gap = {rel_gap!r}: must be in [0, 1)")
+    if isinstance(greedy_iterations, bool) or not isinstance(greedy_iterations, int):
+        raise ValueError(f"option greedy_iterations = {greedy_iterations!r}: must be an integer")
+    if greedy_iterations < 1:
+        raise ValueError(f"option greedy_iterations = {greedy_iterations!r}: must be >= 1")
+
+
 def search(
     instance: CapacityInstance,
     *,
@@ -121,6 +133,7 @@ def search(
         Randomized Greedy iterations for the first incumbent (at most a tenth of the
         time limit).
     """
+    check_options(rel_gap=rel_gap, greedy_iterations=greedy_iterations)
     budget = TimeBudget(time_limit)
     scan = _Scan(instance, budget, rel_gap)
     deadline = None if budget.stop_at is None else budget.start + 0.1 * budget.time_limit
@@ -162,7 +175,10 @@ def _scan_thetas(
         if tail_bound >= scan.cutoff():
             break
         exact_lp = _solve(instance, agg, T, scan, attained=True, integral=False)
-        if exact_lp is not None and exact_lp.bound >= scan.cutoff():
+        if exact_lp is None:  # out of time: the tail bound covers T
+            complete = False
+            break
+        if exact_lp.bound >= scan.cutoff():
             solved_bound = min(solved_bound, exact_lp.bound)
             continue
         milps += 1
@@ -176,10 +192,12 @@ def _scan_thetas(
         )
         if res.values is not None:
             scan.offer(rebuild(instance, agg, model, res.values), "patterns")
-        solved_bound = min(solved_bound, res.bound)
         if res.status not in ("optimal", "infeasible"):
+            # Stopped by the time limit, perhaps before HiGHS had a dual bound (-inf):
+            # LP(P'(T)) already bounds T and every later value (the tail).
             complete = False
             break
+        solved_bound = min(solved_bound, res.bound)
     else:
         tail_bound = math.inf  # every value solved or pruned
     bound = min(solved_bound, tail_bound) if math.isfinite(tail_bound) or complete else None

@@ -101,3 +101,37 @@ def tiny_two_jobs() -> CapacityInstance:
 @pytest.fixture
 def tiny_keep_or_move() -> CapacityInstance:
     return keep_or_move()
+
+
+def class_with_host() -> CapacityInstance:
+    """Two identical 2-GPU V100 nodes (one node class, idle 100 W + 200 W per busy GPU).
+
+    j0 runs on (n0, 1) with 0.5 epochs left (100 s/epoch on 1 GPU, 60 s on 2), due 90 s:
+    kept it takes 50 s; anywhere else it restarts from its checkpoint: 1 epoch, 100 s on 1
+    GPU (late by 10 s -> 10 * 1e-3 = 0.010 EUR) or 60 s on 2 (on time). So n0 is a host
+    node and n1 the class's only other node. j1 waits: 1 epoch, 40 s on 1 GPU / 30 s on 2,
+    due 60 s (always on time if it runs). Work-conserving: a waiting job would leave at
+    least 2 of the 4 GPUs free, so both run. Energy = theta * W * 1e-6 EUR:
+      j0 kept, j1 (n0, 1): theta 40, n0 500 W          -> 0.020          <- optimum
+      j0 kept, j1 (n1, 1): theta 40, 300 + 300 W       -> 0.024
+      j0 kept, j1 (n1, 2): theta 30, 300 + 500 W       -> 0.024
+      j0 (n0 or n1, 2), j1 1 GPU on the other: 40 * 800 -> 0.032; 2 GPUs: 30 * 1000 -> 0.030
+      j0 (n1, 1) + j1 (n1, 1): 40 * 500 = 0.020 + 0.010 late = 0.030
+      j0 (n1, 1) + j1 on n0: 40 * 600 or 30 * 800 = 0.024, + 0.010 = 0.034
+    Free postponement (beta 100): j1 alone on 2 GPUs: theta 30, 500 W -> 0.015, and j0
+    waits at 100 * 1e-3 * max(0, 30 + 60 - 90) = 0 -> 0.015 (either node: a tie) <- optimum;
+    j0 kept alone: 50 * 300e-6 = 0.015 + j1 waits 0.1 * (50 + 30 - 60) = 2.0; j1 alone on
+    1 GPU: 40 * 300e-6 = 0.012 + j0 waits 0.1 * (40 + 60 - 90) = 1.0; both wait: theta =
+    H = 1000 s, far worse.
+    """
+    v100 = ("V100", 2, 100.0, 200.0)
+    return CapacityInstance(
+        (Node("n0", *v100), Node("n1", *v100)),
+        (
+            Job("j0", 0.0, 90.0, 1e-3, 0.5, {"V100": (100.0, 60.0)}, running=(0, 1)),
+            Job("j1", 0.0, 60.0, 1e-3, 1.0, {"V100": (40.0, 30.0)}),
+        ),
+        idle_horizon_s=1000.0,
+        name="class-with-host",
+        **PRICE,
+    )
