@@ -1,69 +1,159 @@
-"""Speed-up of ``energyopt bench --jobs 2`` against ``--jobs 1`` on a suite (default smoke).
+"""Whole ``energyopt bench`` runs: ``--jobs 1`` against ``--jobs 2``, and a localhost Dask cluster.
 
-Each repetition runs the whole suite (every family with suites, every registered
-method, seed 0) into a fresh store with ``--jobs 1`` and with ``--jobs 2``,
-alternating so that background load hits both alike; the table gives the median
-wall-clock time of each and the speed-up. It also checks that every store holds
-the same contents (``ResultsStore.contents()``: everything but timings), and with
-``--dask`` adds a Dask ``LocalCluster`` run with 2 workers to that check.
+Every measurement is a whole command line, ``python -m energyopt.cli bench ...``, run as
+a subprocess into a fresh store and timed from its start to its exit: interpreter start,
+imports, planning, the cell server's start and every cell are included. Repetitions
+alternate the configurations so that background load hits them alike; the table gives
+the median and minimum wall-clock time of each and the speed-up of the medians against
+``--jobs 1``.
 
-    .venv/bin/python benchmarks/bench_jobs.py [--suite smoke] [--repeat 3] [--dask]
+With ``--dask`` a localhost cluster is started first (``dask scheduler`` and two
+``dask worker --nthreads 1`` processes, as a user would) and the same command runs with
+``--executor dask --scheduler ADDRESS``; the cluster's start-up is not timed (it exists
+before the run, as on a batch system), but the workers' cell servers start with the first
+run, which is shown apart.
 
-The machine's load average is printed: a busy machine shrinks the speed-up.
+Per-cell overhead is read from the stores: a cell's wall-clock time (fork, loading the
+instance, solving, the result's return) minus the method's own ``runtime_s``, leaving out
+the first cell of each run. Finally every store must hold the same contents
+(``ResultsStore.contents()``: everything but timings).
+
+    python benchmarks/bench_jobs.py [--suite smoke] [--seeds 0] [--repeat 3] [--dask]
+
+The machine's load average is printed before and after: a busy machine shrinks speed-ups.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import signal
+import sqlite3
 import statistics
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 import energyopt
-from energyopt.bench.runner import plan_cells, run_bench
 from energyopt.bench.store import CONTENT_COLUMNS, ResultsStore
 from energyopt.core.table import format_table
 
+ROOT = Path(__file__).resolve().parents[1]
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--suite", default="smoke")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--time-limit", type=float, default=30.0)
-    ap.add_argument("--dask", action="store_true", help="also run with --executor dask")
-    args = ap.parse_args()
 
-    cells = plan_cells(suite=args.suite, time_limit_s=args.time_limit)
-    families = sorted({c.family for c in cells})
-    print(
-        f"suite {args.suite!r}: {len(cells)} cells ({', '.join(families)}); "
-        f"energyopt {energyopt.__version__}, Python {platform.python_version()}, "
-        f"{os.cpu_count()} CPUs, load average before {os.getloadavg()[0]:.2f}"
-    )
-    walls: dict[str, list[float]] = {"--jobs 1": [], "--jobs 2": []}
-    contents = {}
-    with tempfile.TemporaryDirectory() as tmp:
+def bench_run(args: argparse.Namespace, store: Path, extra: list[str]) -> float:
+    """Wall-clock seconds of one whole ``energyopt bench`` command."""
+    cmd = [
+        sys.executable, "-m", "energyopt.cli", "bench", "--suite", args.suite,
+        "--seeds", *map(str, args.seeds), "--time-limit", str(args.time_limit),
+        "--store", str(store), "--no-progress", *extra,
+    ]  # fmt: skip
+    tick = time.perf_counter()
+    run = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=_env())
+    wall = time.perf_counter() - tick
+    if run.returncode not in (0, 1):  # 1: some cells failed, which the contents check shows
+        raise SystemExit(f"bench failed ({run.returncode}): {run.stderr.strip()[-500:]}")
+    return wall
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def overheads(store: Path) -> list[float]:
+    """Wall-clock time minus the method's runtime of every cell but the first to finish."""
+    db = sqlite3.connect(store)
+    rows = db.execute(
+        "SELECT wall_s - runtime_s FROM cells WHERE runtime_s IS NOT NULL ORDER BY finished_at"
+    ).fetchall()
+    db.close()
+    return [r[0] for r in rows[1:]]
+
+
+class LocalCluster:
+    """``dask scheduler`` and two single-thread ``dask worker`` processes on localhost."""
+
+    def __init__(self, tmp: Path) -> None:
+        sched_file = tmp / "scheduler.json"
+        dask = [sys.executable, "-m", "dask"]
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": _env()}
+        self.procs = [
+            subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", "0",
+                              "--no-dashboard", "--scheduler-file", str(sched_file)],
+                             start_new_session=True, **quiet)
+        ]  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not sched_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.address = json.loads(sched_file.read_text())["address"]
+        for i in range(2):
+            self.procs.append(
+                subprocess.Popen([*dask, "worker", self.address, "--nthreads", "1",
+                                  "--no-dashboard", "--host", "127.0.0.1", "--name", f"w{i}"],
+                                 start_new_session=True, **quiet)
+            )  # fmt: skip
+        from distributed import Client
+
+        with Client(self.address, timeout="60s") as client:
+            client.wait_for_workers(2, timeout=60)
+
+    def close(self) -> None:
+        for p in reversed(self.procs):
+            os.killpg(p.pid, signal.SIGTERM)
+        for p in self.procs:
+            p.wait(30)
+
+
+def measure(args: argparse.Namespace, tmp: Path) -> tuple[dict, dict, dict]:
+    configs = {"--jobs 1": ["--jobs", "1"], "--jobs 2": ["--jobs", "2"]}
+    cluster = LocalCluster(tmp) if args.dask else None
+    if cluster is not None:
+        dask = ["--executor", "dask", "--scheduler", cluster.address]
+        first = tmp / "dask-first.sqlite"
+        walls = {"dask, 2 workers (first run)": [bench_run(args, first, dask)]}
+        configs["dask, 2 workers"] = dask
+        stores = {"dask, 2 workers (first run)": [first]}
+    else:
+        walls, stores = {}, {}
+    try:
         for rep in range(args.repeat):
-            for label, jobs in (("--jobs 1", 1), ("--jobs 2", 2)):
-                store = Path(tmp) / f"{rep}-{jobs}.sqlite"
-                summary = run_bench(cells, store, jobs=jobs, progress=False, argv=["bench_jobs"])
-                walls[label].append(summary.wall_s)
-                with ResultsStore(store) as db:
-                    contents[(label, rep)] = db.contents()
-        if args.dask:
-            store = Path(tmp) / "dask.sqlite"
-            summary = run_bench(cells, store, jobs=2, executor="dask", progress=False)
-            walls["--jobs 2 --executor dask"] = [summary.wall_s]
-            with ResultsStore(store) as db:
-                contents[("dask", 0)] = db.contents()
+            for label, extra in configs.items():
+                store = tmp / f"{label.replace(' ', '_').replace(',', '')}-{rep}.sqlite"
+                walls.setdefault(label, []).append(bench_run(args, store, extra))
+                stores.setdefault(label, []).append(store)
+    finally:
+        if cluster is not None:
+            cluster.close()
+    over = {label: [o for s in ss for o in overheads(s)] for label, ss in stores.items()}
+    return walls, stores, over
+
+
+def report(walls: dict, stores: dict, over: dict) -> None:
     base = statistics.median(walls["--jobs 1"])
-    rows = [
-        [label, len(ws), f"{statistics.median(ws):.2f}", f"{base / statistics.median(ws):.2f}x"]
-        for label, ws in walls.items()
-    ]
-    print(format_table(["run", "repeats", "median wall (s)", "speed-up vs --jobs 1"], rows))
+    jobs2 = statistics.median(walls["--jobs 2"])
+    rows = []
+    for label, ws in walls.items():
+        med = statistics.median(ws)
+        ov = over[label]
+        rows.append([
+            label, len(ws), f"{med:.2f}", f"{min(ws):.2f}", f"{base / med:.2f}x",
+            f"{med / jobs2:.2f}", f"{1e3 * statistics.median(ov):.1f}",
+            f"{1e3 * statistics.mean(ov):.1f}",
+        ])  # fmt: skip
+    heads = ["run", "runs", "median wall (s)", "min wall (s)", "speed-up vs --jobs 1",
+             "wall / --jobs 2", "cell overhead median (ms)", "mean (ms)"]  # fmt: skip
+    print(format_table(heads, rows))
+    contents = {}
+    for label, ss in stores.items():
+        for i, s in enumerate(ss):
+            with ResultsStore(s) as db:
+                contents[(label, i)] = db.contents()
     first = next(iter(contents.values()))
     same = all(c == first for c in contents.values())
     print(f"store contents identical across all {len(contents)} runs: {same}")
@@ -73,6 +163,26 @@ def main() -> None:
                 if x != y:
                     diff = [(col, u, v) for col, u, v in zip(CONTENT_COLUMNS, x, y) if u != v]
                     print(f"  {run}: {x[0]}: {diff}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--suite", default="smoke")
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--time-limit", type=float, default=30.0)
+    ap.add_argument("--dask", action="store_true", help="also on a localhost Dask cluster")
+    args = ap.parse_args()
+    print(
+        f"suite {args.suite!r}, seeds {args.seeds}: whole `energyopt bench` runs; "
+        f"energyopt {energyopt.__version__}, Python {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs, load average before {os.getloadavg()[0]:.2f}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        walls, stores, over = measure(args, Path(tmp))
+        with ResultsStore(stores["--jobs 1"][0]) as db:
+            print(f"{len(db)} cells per run")
+        report(walls, stores, over)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

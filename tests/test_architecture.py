@@ -147,9 +147,6 @@ LONG_FUNCTIONS_ALLOWED = {
     ("pipeline/crawl.py", "_finish_to_fastest"),
     ("pipeline/perseus.py", "perseus_frontier"),
     ("pipeline/maxflow.py", "min_cut_one_flow"),
-    ("bench/cells.py", "_run_subprocess"),
-    ("bench/runner.py", "plan_cells"),
-    ("bench/runner.py", "run_bench"),
 }
 
 

@@ -2,13 +2,13 @@
 
 Every cell runs in a process of its own, so that a solver that ignores its time
 limit, leaks memory or crashes the interpreter takes only its own cell with it.
-Processes are forked from a *fork server* that has imported the package and the
-families once (so a cell costs milliseconds, not the second of imports a fresh
-interpreter needs); where a process may not have children of its own (a daemonic
-Dask worker process) a fresh interpreter runs ``python -m energyopt.bench.worker``
-instead. Once the worker has started, the parent waits
-``time_limit_s + grace_s`` seconds of wall-clock time (model building included),
-then kills the process and records the cell as ``killed``.
+Processes are forked from a *cell server* (:mod:`energyopt.bench.cellserver`), one per
+``bench`` process or Dask worker, that has imported the package and the families once,
+so a cell costs milliseconds, not the second of imports a fresh interpreter needs
+(``ENERGYOPT_BENCH_SUBPROCESS=1`` runs each cell in a fresh interpreter,
+``python -m energyopt.bench.worker``, instead). Once the cell's process has loaded its
+instance, the caller waits ``time_limit_s + grace_s`` seconds of wall-clock time (model
+building included), then kills the process group and records the cell as ``killed``.
 
 The same :func:`run_cell` runs under both executors (local threads or Dask workers):
 it takes and returns plain dictionaries, so that a Dask worker on another machine
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import multiprocessing
 import os
 import select
 import signal
@@ -145,26 +144,29 @@ def _package_root() -> str:
 def run_cell(spec: dict[str, Any], *, mode: str | None = None) -> dict[str, Any]:
     """Solve one cell in a process of its own and return its record (never raises for it).
 
-    ``mode``: ``"fork"`` (from the fork server) or ``"subprocess"`` (a fresh
-    interpreter); by default ``fork`` unless this process may not have children
-    (a daemonic process) or ``ENERGYOPT_BENCH_SUBPROCESS=1``.
+    ``mode``: ``"fork"`` (forked from this process's warm cell server,
+    :mod:`energyopt.bench.cellserver`) or ``"subprocess"`` (a fresh interpreter); by default
+    ``fork`` unless ``ENERGYOPT_BENCH_SUBPROCESS=1`` or on Windows (no ``fork``).
     """
     if mode is None:
-        daemonic = multiprocessing.current_process().daemon
         fresh = os.environ.get("ENERGYOPT_BENCH_SUBPROCESS") == "1"
-        mode = "subprocess" if daemonic or fresh or sys.platform == "win32" else "fork"
+        mode = "subprocess" if fresh or sys.platform == "win32" else "fork"
     if mode == "fork":
-        return _run_forked(spec)
+        from energyopt.bench.cellserver import run_cell_warm
+
+        return run_cell_warm(spec)
     if mode == "subprocess":
         return _run_subprocess(spec)
     raise ValueError(f"mode = {mode!r}: expected 'fork' or 'subprocess'")
 
 
-def start_fork_server() -> None:
-    """Start the fork server now (call from the main thread, so Ctrl-C during its imports
-    prints no traceback), unless cells will run as fresh interpreters."""
+def start_cell_server() -> None:
+    """Start this process's cell server now (its imports then overlap the planning),
+    unless cells will run as fresh interpreters."""
     if os.environ.get("ENERGYOPT_BENCH_SUBPROCESS") != "1" and sys.platform != "win32":
-        _forkserver()
+        from energyopt.bench.cellserver import start_server
+
+        start_server(preloaded_modules())
 
 
 def _run_subprocess(spec: dict[str, Any]) -> dict[str, Any]:
@@ -232,13 +234,15 @@ def _run_subprocess(spec: dict[str, Any]) -> dict[str, Any]:
             proc.stdout.close()
         err_file.seek(0)
         tail = err_file.read().decode(errors="replace").strip()[-_STDERR_TAIL:]
-    wall = time.perf_counter() - tick
-    if proc.returncode != 0:
-        how = (
-            f"killed by signal {-proc.returncode}"
-            if proc.returncode < 0
-            else f"exit status {proc.returncode}"
-        )
+    return _subprocess_record(spec, proc.returncode, out, tail, time.perf_counter() - tick)
+
+
+def _subprocess_record(
+    spec: dict[str, Any], returncode: int, out: bytes, tail: str, wall: float
+) -> dict[str, Any]:
+    """The record of a cell run in a fresh interpreter, from its exit and its output."""
+    if returncode != 0:
+        how = f"killed by signal {-returncode}" if returncode < 0 else f"exit status {returncode}"
         last = tail.splitlines()[-1] if tail else "no error output"
         return _record(spec, CRASHED, None, f"worker process {how}: {last}", wall)
     _, _, payload_text = out.partition(b"\n")
@@ -251,8 +255,6 @@ def _run_subprocess(spec: dict[str, Any]) -> dict[str, Any]:
     return _record(spec, FINISHED, payload["result"], payload["result"].get("message", ""), wall)
 
 
-_FORKSERVER: Any = None
-_FORKSERVER_LOCK = threading.Lock()
 #: Cell processes alive in this process (to stop them on Ctrl-C).
 _LIVE: set[Any] = set()
 #: Set by :func:`kill_running`: cells still starting are killed as soon as they start.
@@ -279,10 +281,11 @@ _PRELOAD: list[str] | None = None
 
 
 def preload_families(families: Iterable[str]) -> None:
-    """Have the fork server (when it starts) import only these families' packages.
+    """Have the cell server (when it starts) import only these families' packages.
 
     By default it imports every family; a batch of one family starts faster this way.
-    Cells of other families still run: they import their family themselves.
+    Cells of other families still run: the server imports their family when the first
+    of them arrives.
     """
     from energyopt.core.registry import FAMILY_MODULES
 
@@ -290,93 +293,11 @@ def preload_families(families: Iterable[str]) -> None:
     _PRELOAD = [FAMILY_MODULES[f] for f in sorted(set(families)) if f in FAMILY_MODULES]
 
 
-def _forkserver() -> Any:
-    """The multiprocessing context whose server has imported the package and families."""
-    global _FORKSERVER
-    with _FORKSERVER_LOCK:
-        if _FORKSERVER is None:
-            from energyopt.core.registry import FAMILY_MODULES
+def preloaded_modules() -> list[str]:
+    """The family packages a warm process imports before its first cell."""
+    from energyopt.core.registry import FAMILY_MODULES
 
-            ctx = multiprocessing.get_context("forkserver")
-            packages = list(FAMILY_MODULES.values()) if _PRELOAD is None else _PRELOAD
-            # A family not installed yet is skipped by the server (ImportError is ignored).
-            ctx.set_forkserver_preload(["energyopt.bench.worker", *packages])
-            _start_quietly()
-            _FORKSERVER = ctx
-        return _FORKSERVER
-
-
-def _start_quietly() -> None:
-    """Start the fork server with Ctrl-C ignored, so its preload prints no traceback.
-
-    The server ignores SIGINT itself only once its imports are done; a disposition of
-    ``SIG_IGN`` survives the exec that starts it, which closes that window. Ctrl-C still
-    reaches this process, which kills the cells. Only the main thread may set a handler:
-    elsewhere the server starts on first use, as before.
-    """
-    import multiprocessing.forkserver
-    import signal
-
-    if threading.current_thread() is not threading.main_thread():
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        multiprocessing.forkserver.ensure_running()
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def _run_forked(spec: dict[str, Any]) -> dict[str, Any]:
-    """Solve one cell in a process forked from the fork server and return its record."""
-    from energyopt.bench.worker import process_main
-
-    ctx = _forkserver()
-    tick = time.perf_counter()
-    recv, send = ctx.Pipe(duplex=False)
-    fd, log_path = tempfile.mkstemp(prefix="energyopt-cell-", suffix=".log")
-    os.close(fd)
-    proc = ctx.Process(target=process_main, args=(spec, send, log_path), daemon=False)
-    try:
-        proc.start()
-        _LIVE.add(proc)
-        if _STOP.is_set():
-            proc.kill()
-        send.close()
-        payload = None
-        if not recv.poll(STARTUP_TIMEOUT_S):
-            return _kill_forked(proc, spec, tick, f"did not start within {STARTUP_TIMEOUT_S:g} s")
-        try:
-            recv.recv()  # "ready": the cell's clock starts now
-            kill_after = spec.get("kill_after_s")
-            if not recv.poll(kill_after):
-                return _kill_forked(
-                    proc,
-                    spec,
-                    tick,
-                    f"time limit {spec['time_limit_s']} s + grace "
-                    f"{spec.get('grace_s', DEFAULT_GRACE_S)} s exceeded",
-                )
-            payload = recv.recv()
-        except EOFError:
-            pass  # the process died: see its exit code below
-        proc.join()
-        wall = time.perf_counter() - tick
-        # A payload means the cell ran to its end; only without one does the exit matter.
-        if payload is None:
-            return _record(spec, CRASHED, None, _crash_message(proc.exitcode, log_path), wall)
-    except BaseException:
-        # Ctrl-C or a cancelled Dask task: take the process (and its children) down with us.
-        if proc.is_alive():
-            _kill_group(proc.pid)
-            proc.kill()
-        raise
-    finally:
-        _LIVE.discard(proc)
-        recv.close()
-        Path(log_path).unlink(missing_ok=True)
-    if "error" in payload:
-        return _record(spec, ERROR, None, payload["error"], wall)
-    return _record(spec, FINISHED, payload["result"], payload["result"].get("message", ""), wall)
+    return list(FAMILY_MODULES.values()) if _PRELOAD is None else list(_PRELOAD)
 
 
 def _kill_group(pid: int | None) -> None:
@@ -387,14 +308,6 @@ def _kill_group(pid: int | None) -> None:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass  # already gone, or never became a group leader: the direct kill below suffices
-
-
-def _kill_forked(proc: Any, spec: dict[str, Any], tick: float, why: str) -> dict[str, Any]:
-    _kill_group(proc.pid)
-    proc.kill()
-    proc.join()
-    wall = time.perf_counter() - tick
-    return _record(spec, KILLED, None, f"killed after {wall:.1f} s wall-clock: {why}", wall)
 
 
 def _crash_message(code: int | None, log_path: str) -> str:

@@ -1,8 +1,9 @@
 """Where cells run: local threads each watching one worker process, or Dask workers.
 
-Both executors call the same :func:`energyopt.bench.cells.run_cell`, which starts a
-fresh process per cell and enforces its time limit; they differ only in who calls
-it. Results come back to the calling process, the only one that writes the store.
+Both executors run each cell in a process of its own, forked from a warm interpreter
+(the local fork server, or a Dask worker's cell server), and enforce its time limit;
+they differ only in who calls them. Results come back to the calling process, the only
+one that writes the store.
 """
 
 from __future__ import annotations
@@ -10,22 +11,25 @@ from __future__ import annotations
 import concurrent.futures as cf
 import hashlib
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from energyopt.bench.cells import allow_cells, kill_running, run_cell
+from energyopt.bench.cells import allow_cells, kill_running, preloaded_modules, run_cell
 
 
 class Handle(Protocol):
     def done(self) -> bool: ...
     def result(self) -> dict[str, Any]: ...
     def cancel(self) -> Any: ...
+    def add_done_callback(self, fn: Callable[[Any], Any]) -> Any: ...
 
 
 class Executor(Protocol):
     name: str
 
     def submit(self, spec: dict[str, Any]) -> Handle: ...
+    def slots(self) -> int: ...
     def running(self) -> int: ...
     def close(self) -> None: ...
 
@@ -38,6 +42,7 @@ class LocalExecutor:
     def __init__(self, jobs: int, cell_runner: Callable[[dict[str, Any]], dict] = run_cell):
         if jobs < 1:
             raise ValueError(f"--jobs must be at least 1, got {jobs}")
+        self._jobs = jobs
         self._pool = cf.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="bench")
         self._runner = cell_runner
         self._lock = threading.Lock()
@@ -59,6 +64,10 @@ class LocalExecutor:
     def submit(self, spec: dict[str, Any]) -> cf.Future:
         return self._pool.submit(self._run, spec)
 
+    def slots(self) -> int:
+        """Cells that can run at the same time."""
+        return self._jobs
+
     def running(self) -> int:
         return self._running
 
@@ -75,8 +84,13 @@ class DaskExecutor:
     """Cells as Dask tasks: a new ``LocalCluster`` with ``jobs`` single-thread workers,
     or the cluster whose scheduler listens at ``scheduler``.
 
-    The workers run :func:`run_cell`, which starts the cell's own process there; so
-    every worker needs this package installed, and nothing else.
+    On a new ``LocalCluster`` the workers are threads of this process, and cells are forked
+    from this process's cell server, as with the local executor. On an existing cluster
+    each worker runs a warm cell server of its own (:mod:`energyopt.bench.cellserver`, started by a
+    worker plugin) that imports the solver stack once and forks one process per cell; the
+    workers need this package installed, and nothing else. Results come back here, the only
+    place that writes the store. A worker that dies loses no stored cell: the scheduler runs
+    its unfinished tasks on another worker.
     """
 
     name = "dask"
@@ -103,24 +117,34 @@ class DaskExecutor:
                 self._client = Client(scheduler, timeout="20s")
             except OSError as exc:
                 raise ValueError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
-        self._futures: list[Any] = []
+            from energyopt.bench.daskplugin import CellServerPlugin
+
+            self._client.register_plugin(CellServerPlugin(preloaded_modules()))
+        self._pending: set[Any] = set()
+        self._threads = (0.0, 1)
 
     def submit(self, spec: dict[str, Any]) -> Any:
         digest = hashlib.sha256(spec["key"].encode()).hexdigest()[:20]
         fut = self._client.submit(run_cell, spec, key=f"cell-{digest}", pure=False)
-        self._futures.append(fut)
+        self._pending.add(fut)
+        fut.add_done_callback(self._pending.discard)
         return fut
+
+    def slots(self) -> int:
+        """Worker threads of the cluster now (asked at most once a second)."""
+        when, threads = self._threads
+        if time.monotonic() - when > 1.0:
+            threads = max(1, sum(self._client.nthreads().values()))
+            self._threads = (time.monotonic(), threads)
+        return threads
 
     def running(self) -> int:
         """Cells in flight, at most one per worker thread (Dask does not say which run)."""
-        pending = sum(not f.done() for f in self._futures)
-        threads = sum(self._client.nthreads().values())
-        return min(pending, threads)
+        return min(len(self._pending), self.slots())
 
     def close(self) -> None:
-        for f in self._futures:
-            if not f.done():
-                f.cancel()
+        for f in list(self._pending):
+            f.cancel()
         self._client.close()
         if self._cluster is not None:
             self._cluster.close()

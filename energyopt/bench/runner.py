@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
+import queue
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -23,8 +24,10 @@ from energyopt.bench.cells import (
     Cell,
     make_cell,
     preload_families,
-    start_fork_server,
+    start_cell_server,
 )
+from energyopt.bench.cellserver import stop_server
+from energyopt.bench.claims import HEARTBEAT_S, Owner
 from energyopt.bench.executors import make_executor
 from energyopt.bench.families import families_with_suites, load_instance_file, suite_instances
 from energyopt.bench.store import ResultsStore
@@ -42,12 +45,15 @@ class BenchSummary:
     failed: int
     killed: int
     wall_s: float
+    #: Cells of this run that another ``bench`` process on the same store computed.
+    elsewhere: int = 0
 
     def __str__(self) -> str:
+        others = f", {self.elsewhere} by another bench run" if self.elsewhere else ""
         return (
             f"run {self.run_id}: {self.total} cells, {self.skipped} already in the store, "
             f"{self.done} run now ({self.failed} failed, {self.killed} killed at the time "
-            f"limit) in {self.wall_s:.1f} s"
+            f"limit){others} in {self.wall_s:.1f} s"
         )
 
 
@@ -87,6 +93,9 @@ def plan_cells(
         registers is an error). ``None``: every registered method of each family.
     seeds, time_limit_s, options
         Passed to :func:`energyopt.solve` (the same options for every method).
+
+    Planning also starts this process's cell server (:mod:`energyopt.bench.cellserver`),
+    so that its imports overlap the generation of the suites.
     """
     if time_limit_s is not None and not (math.isfinite(time_limit_s) and time_limit_s > 0):
         raise ValueError(f"--time-limit = {time_limit_s!r}: must be a finite number of seconds > 0")
@@ -94,25 +103,12 @@ def plan_cells(
         raise ValueError(f"--grace = {grace_s!r}: must be a finite number of seconds >= 0")
     if suite is None and not files:
         raise ValueError("nothing to run: give --suite NAME and/or instance files")
-    if time_limit_s is not None and not time_limit_s > 0:
-        raise ValueError(f"--time-limit must be positive, got {time_limit_s}")
     load_plugins(plugins)
-    sources: list[tuple[Any, str, str]] = []
-    if suite is not None:
-        for family in families_with_suites(families):
-            for i, inst in enumerate(suite_instances(family, suite)):
-                sources.append((inst, suite, f"{family}.suite({suite!r})[{i}]"))
-    for path in files:
-        inst = load_instance_file(path)
-        if families and inst.family not in families:
-            continue
-        sources.append((inst, "file", str(path)))
-    if not sources:
-        raise ValueError(
-            f"no instances: no family provides suite {suite!r} yet"
-            if suite is not None
-            else "no instances in the given files for the selected families"
-        )
+    # The cell server imports the package while the suites are generated here.
+    if families:
+        preload_families(families)
+    start_cell_server()
+    sources = _sources(suite, files, families)
     wanted = list(dict.fromkeys(methods)) if methods else None
     seen: set[str] = set()
     cells: list[Cell] = []
@@ -146,6 +142,29 @@ def plan_cells(
     return list({c.key: c for c in cells}.values())
 
 
+def _sources(
+    suite: str | None, files: Sequence[str | Path], families: Sequence[str] | None
+) -> list[tuple[Any, str, str]]:
+    """(instance, suite name or ``"file"``, origin) of every instance to run."""
+    sources: list[tuple[Any, str, str]] = []
+    if suite is not None:
+        for family in families_with_suites(families):
+            for i, inst in enumerate(suite_instances(family, suite)):
+                sources.append((inst, suite, f"{family}.suite({suite!r})[{i}]"))
+    for path in files:
+        inst = load_instance_file(path)
+        if families and inst.family not in families:
+            continue
+        sources.append((inst, "file", str(path)))
+    if not sources:
+        raise ValueError(
+            f"no instances: no family provides suite {suite!r} yet"
+            if suite is not None
+            else "no instances in the given files for the selected families"
+        )
+    return sources
+
+
 def run_bench(
     cells: Iterable[Cell],
     store: str | Path,
@@ -158,6 +177,11 @@ def run_bench(
     argv: Sequence[str] | None = None,
 ) -> BenchSummary:
     """Run every cell not yet in ``store``; commit each one the moment it finishes.
+
+    Several processes may run on one store at the same time: each claims a cell before
+    running it (:mod:`energyopt.bench.claims`), so they share the work, and each returns
+    once every cell is in the store (it waits for the cells the others are running, and
+    takes over those of a process that died).
 
     Parameters
     ----------
@@ -183,12 +207,8 @@ def run_bench(
     cells = list(cells)
     tick = time.perf_counter()
     with ResultsStore(store, create=True) as db:
-        stored = db.cell_outcomes()
-        if retry_failed:
-            failed_before = db.failed_keys()
-            stored = {k: o for k, o in stored.items() if k not in failed_before}
-        todo = [c for c in cells if c.key not in stored]
-        skipped = len(cells) - len(todo)
+        expected = _expected(db, cells, retry_failed)
+        todo = [c for c in cells if c.key in expected]
         run_id = db.start_run(argv if argv is not None else sys.argv, executor, jobs)
         db.add_instances(
             {
@@ -196,63 +216,143 @@ def run_bench(
                 for c in todo
             }.values()
         )
-        done = failed = killed = 0
+        counts = _Counts()
         if todo:
             preload_families(c.family for c in todo)
-            if executor == "local":
-                start_fork_server()
+            if scheduler is None:  # cells run in this process's cell server
+                start_cell_server()
+            else:  # the workers run the cells: the one planning started is not needed
+                stop_server()
             ex = make_executor(executor, jobs, scheduler)
-            bar = _progress_bar(len(todo), skipped, progress)
-            shown = ""
+            bar = _progress_bar(len(todo), len(cells) - len(todo), progress)
             try:
-                pending = {ex.submit(c.to_spec()): c for c in todo}
-                while pending:
-                    finished = [h for h in pending if h.done()]
-                    if not finished:
-                        shown = _show(bar, _postfix(done, ex.running(), failed), shown)
-                        time.sleep(0.05)
-                        continue
-                    for h in finished:
-                        cell = pending.pop(h)
-                        try:
-                            record = h.result()
-                        except Exception as exc:  # the executor failed, not the cell's method
-                            record = {
-                                "key": cell.key,
-                                "outcome": CRASHED,
-                                "result": None,
-                                "message": f"executor: {type(exc).__name__}: {exc}",
-                                "wall_s": 0.0,
-                            }
-                        db.add_cell(cell.to_spec(), record, run_id)
-                        done += 1
-                        killed += record["outcome"] == KILLED
-                        failed += _failed(record)
-                        bar.update(1)
-                    shown = _show(bar, _postfix(done, ex.running(), failed), shown)
+                _Driver(db, ex, Owner(run_id), bar, counts).run(todo, expected)
             finally:
                 bar.close()
                 ex.close()
+                db.release_claims(run_id)
     return BenchSummary(
-        run_id, len(cells), skipped, done, failed, killed, time.perf_counter() - tick
+        run_id,
+        len(cells),
+        len(cells) - len(todo),
+        counts.done,
+        counts.failed,
+        counts.killed,
+        time.perf_counter() - tick,
+        counts.elsewhere,
     )
+
+
+def _expected(db: ResultsStore, cells: list[Cell], retry_failed: bool) -> dict[str, str | None]:
+    """Key -> run id of its stored row (``None``: not stored) of every cell to run."""
+    stored = db.stored_runs()
+    return {
+        c.key: stored[c.key][0] if c.key in stored else None
+        for c in cells
+        if c.key not in stored or (retry_failed and stored[c.key][1])
+    }
+
+
+@dataclasses.dataclass
+class _Counts:
+    done: int = 0
+    failed: int = 0
+    killed: int = 0
+    elsewhere: int = 0
+
+
+class _Driver:
+    """Claims cells, keeps the executor busy, commits each result as it arrives.
+
+    At most ``slots`` cells (the executor's, doubled so that a worker never waits for this
+    loop) are claimed and not yet stored at any time; the rest stay free for other runs.
+    """
+
+    def __init__(self, db: ResultsStore, ex: Any, owner: Owner, bar: Any, counts: _Counts):
+        self.db, self.ex, self.owner, self.bar, self.counts = db, ex, owner, bar, counts
+        self.finished: queue.Queue = queue.Queue()
+        self.inflight: dict[Any, Cell] = {}
+        self.shown = ""
+        self.beat = time.monotonic()
+        self.next_claim = 0.0
+
+    def run(self, todo: list[Cell], expected: dict[str, str | None]) -> None:
+        by_key = {c.key: c for c in todo}
+        busy = 0
+        while expected or self.inflight:
+            room = 2 * self.ex.slots() - len(self.inflight)
+            if expected and room > 0 and time.monotonic() >= self.next_claim:
+                claimed, gone, busy = self.db.claim_cells(expected, self.owner, room)
+                for key in gone:
+                    del expected[key]
+                    self._elsewhere()
+                for key in claimed:
+                    del expected[key]
+                    self._submit(by_key[key])
+                # Every remaining cell is another run's: look again in a while.
+                self.next_claim = 0.0 if claimed else time.monotonic() + _WAIT_S
+            self._show(busy)
+            try:
+                handle = self.finished.get(timeout=_WAIT_S)
+            except queue.Empty:
+                self._heartbeat()
+                continue
+            self._store(handle)
+            self._heartbeat()
+
+    def _submit(self, cell: Cell) -> None:
+        handle = self.ex.submit(cell.to_spec())
+        self.inflight[handle] = cell
+        handle.add_done_callback(self.finished.put)
+
+    def _store(self, handle: Any) -> None:
+        cell = self.inflight.pop(handle)
+        try:
+            record = handle.result()
+        except Exception as exc:  # the executor failed, not the cell's method
+            record = {
+                "key": cell.key,
+                "outcome": CRASHED,
+                "result": None,
+                "message": f"executor: {type(exc).__name__}: {exc}",
+                "wall_s": 0.0,
+            }
+        if not self.db.add_cell(cell.to_spec(), record, self.owner.run_id, claimed=True):
+            self._elsewhere()  # another run took our claim over and stored it first
+            return
+        self.counts.done += 1
+        self.counts.killed += record["outcome"] == KILLED
+        self.counts.failed += _failed(record)
+        self.bar.update(1)
+
+    def _elsewhere(self) -> None:
+        self.counts.elsewhere += 1
+        self.bar.update(1)
+
+    def _heartbeat(self) -> None:
+        if time.monotonic() - self.beat >= HEARTBEAT_S:
+            self.db.heartbeat(self.owner.run_id)
+            self.beat = time.monotonic()
+
+    def _show(self, busy: int) -> None:
+        """Redraw the bar only when the counts change (keeps logs short)."""
+        c = self.counts
+        text = f"done={c.done} running={self.ex.running()} failed={c.failed}"
+        if busy or c.elsewhere:
+            text += f" other-runs={c.elsewhere}+{busy}"
+        if text != self.shown:
+            self.bar.set_postfix_str(text, refresh=True)
+        self.shown = text
+
+
+#: Seconds between two looks at the store while waiting for other runs' cells.
+_WAIT_S = 0.5
 
 
 def _failed(record: dict[str, Any]) -> bool:
     if record["outcome"] != FINISHED:
         return True
     return record["result"].get("termination") == "error"
-
-
-def _show(bar: Any, text: str, shown: str) -> str:
-    """Redraw the bar only when the counts change (keeps logs short)."""
-    if text != shown:
-        bar.set_postfix_str(text, refresh=True)
-    return text
-
-
-def _postfix(done: int, running: int, failed: int) -> str:
-    return f"done={done} running={running} failed={failed}"
 
 
 def _progress_bar(total: int, skipped: int, enabled: bool) -> Any:

@@ -13,6 +13,10 @@ Tables
 ``cells``     one row per cell: key, instance, method, seed, time limit, options,
               outcome, termination, status, objective, bound, gap, runtimes and
               the method's full ``Result.to_dict()`` as JSON.
+``claims``    cells being computed right now: key, the run computing it, that run's host
+              and process id, and its last heartbeat (see :mod:`energyopt.bench.claims`).
+              Two ``bench`` processes on one store claim cells before running them, so
+              they share the work; a claim whose owner died is taken over.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 import energyopt
+from energyopt.bench.claims import Owner
+from energyopt.bench.claims import now as claims_now
 from energyopt.core.gap import gap
 from energyopt.core.paths import output_file
 
@@ -57,6 +63,14 @@ CREATE TABLE IF NOT EXISTS cells (
     result_json TEXT, run_id TEXT NOT NULL, finished_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS cells_by_instance ON cells (family, instance_id, method);
+"""
+
+#: Added without a version change: a store written before it simply has no claims yet.
+_CLAIMS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS claims (
+    cell_key TEXT PRIMARY KEY, run_id TEXT NOT NULL, host TEXT NOT NULL,
+    pid INTEGER NOT NULL, heartbeat REAL NOT NULL
+);
 """
 
 #: Columns that describe what was computed, independent of when, where and how fast:
@@ -132,20 +146,47 @@ class ResultsStore:
             return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None)
 
     def _open(self, create: bool, read_only: bool = False) -> None:
+        if create and not read_only and self._is_empty():
+            self._create()
+        self._check()
+        if not read_only:
+            # NORMAL sync in WAL mode keeps every commit atomic and durable against a killed
+            # process, without an fsync per cell (only a power cut may lose the last ones).
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            if not self._db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type='table' AND name='claims'"
+            ).fetchone():
+                with self._transaction() as db:
+                    db.execute(_CLAIMS_SCHEMA)
+
+    def _is_empty(self) -> bool:
         db = self._db
         app_id = db.execute("PRAGMA application_id").fetchone()[0]
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if not tables and app_id == 0:
-            if not create:
-                raise StoreError(f"{self.path}: not an energyopt results store (empty database)")
+        return app_id == 0 and not db.execute("SELECT name FROM sqlite_master").fetchone()
+
+    def _create(self) -> None:
+        """The schema, in one transaction that re-checks emptiness: a second process
+        creating the same new store waits, then finds the first one's complete store."""
+        self._db.execute("PRAGMA journal_mode = WAL")
+        with self._transaction() as db:
+            if not self._is_empty():
+                return
             db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            db.execute("PRAGMA journal_mode = WAL")
-            db.executescript(_SCHEMA)
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
             db.executemany(
                 "INSERT INTO meta VALUES (?, ?)",
                 [("format", STORE_FORMAT), ("version", str(STORE_VERSION))],
             )
-            return
+
+    def _check(self) -> None:
+        db = self._db
+        if self._is_empty():
+            raise StoreError(f"{self.path}: not an energyopt results store (empty database)")
+        app_id = db.execute("PRAGMA application_id").fetchone()[0]
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if app_id != APPLICATION_ID or "meta" not in tables:
             raise StoreError(
                 f"{self.path}: not an energyopt results store (an SQLite database of another kind)"
@@ -159,8 +200,6 @@ class ResultsStore:
         missing = {"runs", "instances", "cells"} - tables
         if missing:
             raise StoreError(f"{self.path}: damaged results store (missing {sorted(missing)})")
-        if not read_only:
-            db.execute("PRAGMA journal_mode = WAL")
 
     def close(self) -> None:
         self._db.close()
@@ -197,39 +236,91 @@ class ResultsStore:
         with self._transaction() as db:
             db.executemany("INSERT OR IGNORE INTO instances VALUES (?, ?, ?, ?)", instances)
 
-    def add_cell(self, spec: dict[str, Any], record: dict[str, Any], run_id: str) -> None:
+    def add_cell(
+        self,
+        spec: dict[str, Any],
+        record: dict[str, Any],
+        run_id: str,
+        *,
+        claimed: bool = False,
+    ) -> bool:
         """Commit one finished cell (``spec`` from :meth:`Cell.to_spec`, ``record`` from
-        :func:`energyopt.bench.cells.run_cell`). ``replace`` a failed cell being retried."""
-        res = record.get("result") or {}
-        objective, bound = res.get("objective"), res.get("bound")
-        row = (
-            spec["key"],
-            spec["family"],
-            spec["suite"],
-            spec["origin"],
-            spec["instance_id"],
-            spec["instance_name"],
-            spec["method"],
-            spec["seed"],
-            spec["time_limit_s"],
-            json.dumps(spec["options"], sort_keys=True, separators=(",", ":")),
-            record["outcome"],
-            res.get("termination", _termination_of(record["outcome"])),
-            res.get("status", "none"),
-            objective,
-            bound,
-            gap(objective, bound),
-            res.get("runtime_s"),
-            record["wall_s"],
-            res.get("solver", ""),
-            res.get("solver_version", ""),
-            record.get("message") or res.get("message", ""),
-            json.dumps(res) if res else None,
-            run_id,
-            _now(),
-        )
+        :func:`energyopt.bench.cells.run_cell`); ``True`` when it was stored.
+
+        Without ``claimed``, the row replaces any earlier one (a failed cell being retried).
+        With ``claimed``, the run ``run_id`` claimed the cell (:meth:`claim_cells`): its
+        claim is released in the same transaction, and the row is written only while the
+        claim is still its own, or, if another run took the claim over, only if the cell
+        is still missing (the first result stored wins, none is overwritten).
+        """
+        row = _cell_row(spec, record, run_id)
+        insert = f"INTO cells VALUES ({', '.join('?' * len(row))})"
         with self._transaction() as db:
-            db.execute(f"INSERT OR REPLACE INTO cells VALUES ({', '.join('?' * len(row))})", row)
+            if not claimed:
+                db.execute(f"INSERT OR REPLACE {insert}", row)
+                return True
+            holder = db.execute(
+                "SELECT run_id FROM claims WHERE cell_key = ?", (spec["key"],)
+            ).fetchone()
+            if holder is not None and holder[0] == run_id:
+                db.execute("DELETE FROM claims WHERE cell_key = ?", (spec["key"],))
+                db.execute(f"INSERT OR REPLACE {insert}", row)
+                return True
+            return db.execute(f"INSERT OR IGNORE {insert}", row).rowcount == 1
+
+    # -- claims ------------------------------------------------------------------
+    def claim_cells(
+        self, expected: dict[str, str | None], owner: Owner, want: int
+    ) -> tuple[list[str], list[str], int]:
+        """Claim up to ``want`` cells for ``owner``, in the order of ``expected``.
+
+        ``expected`` maps each cell key still to do to the run id of its stored row when
+        the run was planned (``None``: not stored). A cell whose row changed since then
+        was done by another run. Returns ``(claimed, done_elsewhere, busy)``: the keys
+        claimed now, the keys done by another run, and how many are being computed by
+        another live run.
+        """
+        claimed: list[str] = []
+        gone: list[str] = []
+        busy = 0
+        t = claims_now()
+        with self._transaction() as db:
+            for key, before in expected.items():
+                if len(claimed) >= want:
+                    break
+                row = db.execute("SELECT run_id FROM cells WHERE cell_key = ?", (key,)).fetchone()
+                if (row and row[0]) != before:
+                    gone.append(key)
+                    continue
+                held = db.execute(
+                    "SELECT run_id, host, pid, heartbeat FROM claims WHERE cell_key = ?", (key,)
+                ).fetchone()
+                if held is not None and owner.holds(*held, now=t):
+                    busy += 1
+                    continue
+                db.execute(
+                    "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?)",
+                    (key, owner.run_id, owner.host, owner.pid, t),
+                )
+                claimed.append(key)
+        return claimed, gone, busy
+
+    def heartbeat(self, run_id: str) -> None:
+        """Tell other runs that ``run_id`` is alive and still computing its claimed cells."""
+        with self._transaction() as db:
+            db.execute("UPDATE claims SET heartbeat = ? WHERE run_id = ?", (claims_now(), run_id))
+
+    def release_claims(self, run_id: str) -> None:
+        """Give back the cells ``run_id`` claimed but did not finish (it is stopping)."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM claims WHERE run_id = ?", (run_id,))
+
+    def stored_runs(self) -> dict[str, tuple[str, bool]]:
+        """Cell key -> (run id that stored it, whether it failed), for every stored cell."""
+        cur = self._db.execute(
+            "SELECT cell_key, run_id, outcome != 'finished' OR termination = 'error' FROM cells"
+        )
+        return {key: (run, bool(failed)) for key, run, failed in cur}
 
     def delete_cells(self, keys: Iterable[str]) -> None:
         with self._transaction() as db:
@@ -315,3 +406,36 @@ class _Transaction:
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
         self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def _cell_row(spec: dict[str, Any], record: dict[str, Any], run_id: str) -> tuple[Any, ...]:
+    """The ``cells`` row of a finished cell."""
+    res = record.get("result") or {}
+    objective, bound = res.get("objective"), res.get("bound")
+    row = (
+        spec["key"],
+        spec["family"],
+        spec["suite"],
+        spec["origin"],
+        spec["instance_id"],
+        spec["instance_name"],
+        spec["method"],
+        spec["seed"],
+        spec["time_limit_s"],
+        json.dumps(spec["options"], sort_keys=True, separators=(",", ":")),
+        record["outcome"],
+        res.get("termination", _termination_of(record["outcome"])),
+        res.get("status", "none"),
+        objective,
+        bound,
+        gap(objective, bound),
+        res.get("runtime_s"),
+        record["wall_s"],
+        res.get("solver", ""),
+        res.get("solver_version", ""),
+        record.get("message") or res.get("message", ""),
+        json.dumps(res) if res else None,
+        run_id,
+        _now(),
+    )
+    return row

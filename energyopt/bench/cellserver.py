@@ -1,0 +1,425 @@
+"""The warm cell server: the solver stack imported once, one forked process per cell.
+
+Each ``bench`` process, and each Dask worker, starts one *cell server*
+(``python -m energyopt.bench.cellserver``; on a Dask worker
+:class:`energyopt.bench.daskplugin.CellServerPlugin` starts it when the worker joins): a
+fresh interpreter that imports the package and its families once, listens on a Unix
+socket, and keeps a few forked copies of itself waiting there (spares): each cell runs in
+one, which is then replaced. A cell starts at once, and forking a warm interpreter costs
+milliseconds; the imports are paid once per worker, not once per cell. A fresh
+interpreter rather than ``multiprocessing``'s fork server, because a ``dask worker`` runs
+tasks in a daemonic process, which ``multiprocessing`` does not let have children, and
+because the server can import a family the first time one of its cells arrives.
+
+Protocol on one connection per cell (lines of UTF-8 text):
+
+* client -> a spare: ``{"spec": <cell spec>, "log": <path>}``
+* the spare, now the cell's process -> client: ``ready <pid>`` once the instance is
+  loaded, then the payload (:func:`energyopt.bench.worker.solve_spec`) as one JSON line;
+* server -> client: ``exit <code>`` once the cell's process has ended (negative: killed by
+  signal).
+
+The client (:func:`run_cell_warm`, in the caller's or the Dask worker's thread) enforces
+the time limit: ``time_limit_s + grace_s`` after ``ready`` it kills the cell's process
+group (the child leads a group of its own, so the method's children die too). A cell that
+hangs or crashes takes only its own process with it; the worker, its server and the
+results it has already returned are untouched. When the process that started the server
+dies, the server sees its standard input close, kills its cells and exits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import importlib
+import json
+import os
+import select
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from energyopt.bench import cells as _cells
+
+#: Seconds between two reaping passes of the server (ended cells are reported then).
+_REAP_S = 0.02
+#: Forked processes kept waiting for the next cells (cells arriving at once beyond these
+#: wait for a fork).
+SPARES = 2
+#: Solver modules the methods import on first use: imported by the server (where
+#: installed), so that no cell pays for them.
+SOLVER_MODULES = (
+    "pyomo.environ",
+    "pyomo.contrib.solver.solvers.highs",
+    "highspy",
+    "ortools.sat.python.cp_model",
+    "ortools.graph.python.max_flow",
+)
+
+
+# -- the server (its own interpreter) -------------------------------------------------
+def serve(path: str, preload: list[str]) -> None:
+    """Import ``preload``, listen on the Unix socket ``path``, keep spare processes forked."""
+    for module in ["energyopt.bench.worker", *preload, *SOLVER_MODULES]:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass  # not installed: the cells that need it report the error themselves
+    # Objects imported so far stay out of the garbage collector's way: a collection in a
+    # forked cell would otherwise touch (and so copy) every page of the warm interpreter.
+    gc.freeze()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)
+    listener.setblocking(False)  # spares poll it, so that they also watch their parent
+    server = _Server(listener)
+    sel = selectors.DefaultSelector()
+    sel.register(server.ctrl, selectors.EVENT_READ, "took")
+    sel.register(sys.stdin, selectors.EVENT_READ, "parent")
+    try:
+        server.fill()
+        sys.stdout.write("ready\n")
+        sys.stdout.flush()
+        while True:
+            for key, _ in sel.select(_REAP_S):
+                if key.data == "parent" and not os.read(sys.stdin.fileno(), 1 << 12):
+                    return  # the process that started us is gone
+            server.reap()
+    finally:
+        for pid in [*server.cells, *server.spares]:
+            _cells._kill_group(pid)
+            _kill_pid(pid)
+        Path(path).unlink(missing_ok=True)
+
+
+class _Server:
+    """The spare processes and the running cells of a cell server.
+
+    :data:`SPARES` forked processes wait in ``accept`` on the listening socket, so a cell
+    starts in one at once, without waiting for a fork or for this process. A spare that
+    takes a connection passes it here (``SCM_RIGHTS``, with its pid and the modules it had
+    to import itself), becomes the cell's process, and is replaced by a new spare; once it
+    has ended, its client is told how (``exit <code>``).
+    """
+
+    def __init__(self, listener: socket.socket) -> None:
+        self.listener = listener
+        self.ctrl, self.ctrl_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.ctrl.setblocking(False)
+        self.spares: set[int] = set()
+        self.cells: dict[int, socket.socket] = {}
+
+    def fill(self) -> None:
+        while len(self.spares) < SPARES:
+            pid = os.fork()
+            if pid == 0:
+                _spare(self.listener, self.ctrl_child, [self.ctrl, *self.cells.values()])
+            self.spares.add(pid)
+
+    def took(self) -> None:
+        """Take the messages of spares that have become cells; import what they needed."""
+        while True:
+            try:
+                msg, fds, _, _ = socket.recv_fds(self.ctrl, 1 << 16, 1)
+            except BlockingIOError:
+                break
+            pid_text, _, modules = msg.decode().partition(" ")
+            pid = int(pid_text)
+            self.spares.discard(pid)
+            if fds:
+                self.cells[pid] = socket.socket(fileno=fds[0])
+            for module in modules.split():
+                try:
+                    importlib.import_module(module)  # here once: later spares have it
+                except Exception:
+                    pass  # the cells import it themselves and report the error
+                gc.freeze()
+        self.fill()
+
+    def reap(self) -> None:
+        """Tell each client whose cell has ended how it ended; replace dead spares."""
+        self.took()  # a cell's message is sent before it can end: read it first
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            self.spares.discard(pid)
+            conn = self.cells.pop(pid, None)
+            if conn is not None:
+                try:
+                    conn.sendall(f"exit {os.waitstatus_to_exitcode(status)}\n".encode())
+                except OSError:
+                    pass  # the client gave up on this cell
+                conn.close()
+        self.fill()
+
+
+def _spare(listener: socket.socket, ctrl: socket.socket, inherited: list[socket.socket]) -> None:
+    """A forked spare: wait for a cell, report it to the server, solve it, exit."""
+    code = 1
+    try:
+        for other in inherited:  # else a client waits for EOF until this cell ends too
+            other.close()
+        conn = _accept(listener)
+        if conn is None:
+            os._exit(0)  # the process that started the server is gone
+        listener.close()
+        with conn.makefile("rb") as fh:
+            request = json.loads(fh.readline())
+        spec, log_path = request["spec"], request["log"]
+        missing = [m for m in _modules(spec) if m not in sys.modules]
+        socket.send_fds(ctrl, [f"{os.getpid()} {' '.join(missing)}".encode()], [conn.fileno()])
+        ctrl.close()
+        _solve(conn, spec, log_path)
+        code = 0
+    except BaseException:
+        pass
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _accept(listener: socket.socket) -> socket.socket | None:
+    """The next cell's connection, or ``None`` once standard input (the pipe from the process
+    that started the server) closes: spares never outlive it, even if the server dies."""
+    while True:
+        ready, _, _ = select.select([listener, sys.stdin], [], [])
+        if sys.stdin in ready and not os.read(sys.stdin.fileno(), 1 << 12):
+            return None
+        if listener in ready:
+            try:
+                conn, _ = listener.accept()
+            except BlockingIOError:
+                continue  # another spare took it
+            conn.setblocking(True)
+            return conn
+
+
+def _modules(spec: dict[str, Any]) -> list[str]:
+    """The family package and plugins a cell imports."""
+    from energyopt.core.registry import FAMILY_MODULES
+
+    family = FAMILY_MODULES.get(str(spec.get("family")))
+    return [*([family] if family else []), *map(str, spec.get("plugins", ()))]
+
+
+def _solve(conn: socket.socket, spec: dict[str, Any], log_path: str) -> None:
+    """The cell's process: its own group, default signals, output to the cell's log."""
+    os.setpgid(0, 0)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    log = os.open(log_path, os.O_WRONLY | os.O_TRUNC)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    from energyopt.bench.worker import solve_spec
+
+    payload = solve_spec(spec, lambda: conn.sendall(f"ready {os.getpid()}\n".encode()))
+    conn.sendall(json.dumps(payload).encode() + b"\n")
+
+
+def _kill_pid(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def main() -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the client's to handle
+    serve(sys.argv[1], sys.argv[2:])
+    return 0
+
+
+# -- the client (the bench process, or a Dask worker) --------------------------------
+class CellServer:
+    """A running cell server, started from this process (``bench``, or a Dask worker)."""
+
+    def __init__(self, preload: list[str]) -> None:
+        self.dir = tempfile.mkdtemp(prefix="energyopt-cells-")
+        self.path = os.path.join(self.dir, "server.sock")
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (_cells._package_root(), os.getcwd(), env.get("PYTHONPATH", "")) if p
+        )
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "energyopt.bench.cellserver", self.path, *preload],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
+        self._ready = False
+        self._lock = threading.Lock()
+
+    def wait_ready(self) -> None:
+        """Block until the server has done its imports (bounded by the start-up timeout)."""
+        with self._lock:
+            if self._ready:
+                return
+            deadline = time.perf_counter() + _cells.STARTUP_TIMEOUT_S
+            out, state = _cells._read(self.proc.stdout.fileno(), deadline, until=b"\n")
+            if state != "line":
+                self.close()
+                raise RuntimeError(f"cell server did not start ({state}): {out[-200:]!r}")
+            self._ready = True
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        """Stop the server (it kills the cells still running)."""
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                _cells._kill_group(self.proc.pid)
+                self.proc.wait()
+        Path(self.path).unlink(missing_ok=True)
+        try:
+            os.rmdir(self.dir)
+        except OSError:
+            pass
+
+
+_SERVER: CellServer | None = None
+_SERVER_LOCK = threading.Lock()
+
+
+def start_server(preload: list[str] | None = None) -> CellServer:
+    """This process's cell server, started if it is not running (every family preloaded
+    unless ``preload`` names the modules)."""
+    global _SERVER
+    with _SERVER_LOCK:
+        if _SERVER is None or not _SERVER.alive():
+            if preload is None:
+                from energyopt.core.registry import FAMILY_MODULES
+
+                preload = list(FAMILY_MODULES.values())
+            _SERVER = CellServer(preload)
+        return _SERVER
+
+
+def stop_server() -> None:
+    global _SERVER
+    with _SERVER_LOCK:
+        if _SERVER is not None:
+            _SERVER.close()
+            _SERVER = None
+
+
+def run_cell_warm(spec: dict[str, Any]) -> dict[str, Any]:
+    """Solve one cell in a process forked from this worker's cell server; its record."""
+    server = start_server()
+    server.wait_ready()
+    fd, log_path = tempfile.mkstemp(prefix="energyopt-cell-", suffix=".log")
+    os.close(fd)
+    tick = time.perf_counter()
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(server.path)
+        conn.sendall(json.dumps({"spec": spec, "log": log_path}).encode() + b"\n")
+        return _await_cell(conn, spec, tick, log_path)
+    finally:
+        conn.close()
+        Path(log_path).unlink(missing_ok=True)
+
+
+def _await_cell(conn: socket.socket, spec: dict[str, Any], tick: float, log: str) -> dict:
+    """Read ``ready``, the payload and ``exit`` from ``conn``; kill the cell at its limit."""
+    reader = _Lines(conn.fileno())
+    pid = None
+    try:
+        if not reader.until(tick + _cells.STARTUP_TIMEOUT_S, lambda b: b"\n" in b):
+            why = f"did not start within {_cells.STARTUP_TIMEOUT_S:g} s"
+            return _kill(pid, reader, spec, tick, why)
+        first = reader.buf.split(b"\n", 1)[0].split()
+        if first[:1] == [b"ready"]:
+            pid = int(first[1])
+            _cells._LIVE.add(_CellProcess(pid))
+            if _cells._STOP.is_set():  # Ctrl-C came while it started
+                _cells._kill_group(pid)
+            kill_after = spec.get("kill_after_s")
+            deadline = None if kill_after is None else time.perf_counter() + kill_after
+            if not reader.until(deadline, _ended):
+                why = (
+                    f"time limit {spec['time_limit_s']} s + grace "
+                    f"{spec.get('grace_s', _cells.DEFAULT_GRACE_S)} s exceeded"
+                )
+                return _kill(pid, reader, spec, tick, why)
+    except BaseException:
+        _cells._kill_group(pid)  # Ctrl-C or a cancelled task takes its cell down with it
+        raise
+    finally:
+        _cells._LIVE.discard(_CellProcess(pid))
+    return _decode(reader.buf, spec, time.perf_counter() - tick, log)
+
+
+@dataclasses.dataclass(frozen=True)
+class _CellProcess:
+    """A cell's process as :func:`energyopt.bench.cells.kill_running` sees it."""
+
+    pid: int | None
+
+    def kill(self) -> None:
+        _cells._kill_group(self.pid)
+
+
+def _ended(buf: bytes) -> bool:
+    """Whether the payload (the cell's end) or the server's ``exit`` line has arrived."""
+    return any(line.startswith((b"{", b"exit ")) for line in buf.split(b"\n")[1:-1])
+
+
+class _Lines:
+    """What a connection has sent so far, read until a condition holds or EOF."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.buf, self.eof = fd, b"", False
+
+    def until(self, deadline: float | None, done: Any) -> bool:
+        """Read until ``done(buf)`` or EOF (``True``) or ``deadline`` (``False``)."""
+        while not (self.eof or done(self.buf)):
+            chunk, state = _cells._read(self.fd, deadline, until=b"")
+            self.buf += chunk
+            if state == "timeout":
+                return False
+            self.eof = state == "eof"
+        return True
+
+
+def _decode(out: bytes, spec: dict[str, Any], wall: float, log: str) -> dict[str, Any]:
+    lines = out.decode(errors="replace").splitlines()
+    payload = next((json.loads(x) for x in lines if x.startswith("{")), None)
+    codes = [int(x.split()[1]) for x in lines if x.startswith("exit ")]
+    if payload is None:
+        code = codes[0] if codes else None
+        msg = _cells._crash_message(code, log)
+        if not codes:
+            msg = msg.replace("exit status None", "ended with its cell server")
+        return _cells._record(spec, _cells.CRASHED, None, msg, wall)
+    if "error" in payload:
+        return _cells._record(spec, _cells.ERROR, None, payload["error"], wall)
+    result = payload["result"]
+    return _cells._record(spec, _cells.FINISHED, result, result.get("message", ""), wall)
+
+
+def _kill(pid: int | None, reader: _Lines, spec: dict, tick: float, why: str) -> dict:
+    _cells._kill_group(pid)
+    reader.until(time.perf_counter() + 5, _ended)  # until the server has reaped it
+    wall = time.perf_counter() - tick
+    return _cells._record(
+        spec, _cells.KILLED, None, f"killed after {wall:.1f} s wall-clock: {why}", wall
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
