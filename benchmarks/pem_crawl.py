@@ -1,29 +1,41 @@
 """Perseus frontier crawl: speed beside the authors' ``lowtime``, quality against the authors.
 
-    .venv/bin/python benchmarks/pem_crawl.py [--quick] [--no-lowtime] [--lowtime-gpt3]
-        [--sections speed,table6,reference,gaps]
+    .venv/bin/python benchmarks/pem_crawl.py [--quick] [--no-lowtime]
+        [--sections speed,table6,reference,exact,gaps] [--variants default,both]
+        [--profile FILE (--p-blocking W | --gpu a100|a40)] [--frontier M=FILE ...]
+        [--repeats 3] [--lowtime-repeats 3] [--baseline-rev ed733db]
+    .venv/bin/python benchmarks/pem_crawl.py --profile FILE --write-noisy-profile OUT
+        [--noise 0.02] [--seed 0]
+
+The profile defaults to GPT-3 175B on A100 (``../shared/data/perseus-sosp24``, 83.64 W)
+with the authors' 12 and 24 microbatch frontier files; ``--profile`` takes any stage
+profile in the Perseus format, ``--frontier`` any frontier file of theirs.
 
 Sections:
 
 ``speed``
     Identical DAGs and options, tau = 1 ms: synthetic 1F1B 4 x 8 and 8 x 16 with
-    10 clocks (``synthetic_instance``, seed 0, simulated) and the GPT-3 175B A100
-    profile at 8 x 12 and 8 x 96 (``../shared/data/perseus-sosp24``). Our crawl with the
-    hull and the exponential cost model, lowtime 0.3.0 (exponential model) when
-    installed; lowtime on 8 x 96 only with ``--lowtime-gpt3`` (long). Every plan
-    of both is scored with the evaluator (measured times); the quality columns
-    compare, at each lowtime plan's measured makespan, our frontier's energy.
+    10 clocks (``synthetic_instance``, seed 0, simulated) and the profile at 8 x 12
+    and 8 x 96 (``--speed-microbatches``). ``energyopt.solve(inst, "perseus",
+    **variant)`` with its defaults (``--variants``: default, both = cost_model
+    "both", grid = crawl "grid"), ``--repeats`` runs, CPU median / minimum; the
+    default call of the revision ``--baseline-rev`` in a subprocess (synthetic rows
+    and ``--baseline-microbatches``); lowtime 0.3.0 (exponential model; CPU clock
+    after its imports; its starting plan counted) on rows up to
+    ``--lowtime-max-mb`` microbatches. Every plan of both is scored with the
+    evaluator; the quality columns compare, at each lowtime / baseline plan's
+    measured makespan, our frontier's energy.
 ``table6``
-    Perseus Table 6 (GPT-3 175B, A100, 8 stages, 1F1B, P_blocking 83.64 W):
-    saving of the crawl's fastest point against every computation at 1410 MHz,
-    for 12, 24, 48, 96 microbatches, beside the paper's; with EnvPipe and the
-    Zeus baselines at the same (no-slowdown) iteration time.
+    Perseus Table 6 (8 stages, 1F1B): saving of the crawl's fastest point against
+    every computation at the highest clock, for 12, 24, 48, 96 microbatches, beside
+    the paper's (default profile only); with EnvPipe and the Zeus baselines at the
+    same (no-slowdown) iteration time.
 ``reference``
-    Our frontier against the authors' frontier files (12 and 24 microbatches).
+    Our frontier against the authors' frontier files, aligned and strict.
 ``exact``
-    GPT-3 8 x 12 at the all-1410 MHz iteration time and 10 % above it: the crawl
-    against the HiGHS MILP (``highs``, ``--exact-time-limit`` seconds), with its
-    proven bound.
+    The profile at 8 x 12 at the all-f_max iteration time and 10 % above it: the
+    crawl against the HiGHS MILP (``highs``, ``--exact-time-limit`` seconds), with
+    its proven bound.
 ``gaps``
     Gaps to the exact optimum (brute force) on random 7-computation DAGs and on
     synthetic 1F1B 2 x 2 (4 clocks): at the instance deadline, and over every
@@ -37,9 +49,14 @@ without it the lowtime columns are skipped with a message.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import platform
+import re
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,6 +65,7 @@ import numpy as np
 import pandas as pd
 
 import energyopt
+from energyopt.core.instance import InstanceError
 from energyopt.core.table import format_table
 from energyopt.pipeline import (
     PemSolution,
@@ -60,6 +78,7 @@ from energyopt.pipeline import (
 from energyopt.pipeline.bruteforce import brute_force
 from energyopt.pipeline.evaluator import uniform_clock_choice
 from energyopt.pipeline.instance import PemInstance
+from energyopt.pipeline.readers import blocking_power
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "perseus-sosp24"
 PROFILE = DATA / "gpt3-175b+a100_sxm_bf16.csv"
@@ -91,7 +110,7 @@ def run_lowtime(instance: PemInstance, tau_s: float = 1e-3) -> dict:
     from lowtime.solver import PhillipsDessouky
 
     logging.getLogger("lowtime").setLevel(logging.WARNING)
-    tick = time.perf_counter()
+    tick, ctick = time.perf_counter(), time.process_time()  # after lowtime's imports
     pb = instance.p_blocking_w
     specs = {}
     for name, table in instance.tables.items():
@@ -120,14 +139,17 @@ def run_lowtime(instance: PemInstance, tau_s: float = 1e-3) -> dict:
             dag.add_edge(i, snk)
     dag.graph["source_node"] = src
     dag.graph["sink_node"] = snk
+    # Every operation starts at its longest duration: lowtime's starting plan (not yielded).
+    start = tuple(int(op.assigned_knob) for op in ops)
     solver = PhillipsDessouky(dag)
-    reported_time, reported_cost, choices = [], [], []
+    reported_time, reported_cost, choices = [], [], [start]
     for res in solver.run():
         reported_time.append(res.real_time)
         reported_cost.append(res.cost)
         choices.append(tuple(int(op.assigned_knob) for op in ops))
     return {
         "runtime_s": time.perf_counter() - tick,
+        "cpu_s": time.process_time() - ctick,
         "fit_s": fit_s,
         "reported_time_s": np.asarray(reported_time),
         "reported_cost_j": np.asarray(reported_cost),
@@ -143,86 +165,167 @@ def energy_at(instance: PemInstance, points, T: float) -> float:
     return best.objective + instance.p_blocking_w * instance.num_stages * (T - best.deadline_s)
 
 
-def speed(args) -> None:
+def repeated(fn, repeats: int) -> tuple[list[float], list[float], object]:
+    """Wall and CPU seconds of ``repeats`` calls of ``fn`` (returns the last result)."""
+    walls, cpus, out = [], [], None
+    for _ in range(repeats):
+        tick, ctick = time.perf_counter(), time.process_time()
+        out = fn()
+        walls.append(time.perf_counter() - tick)
+        cpus.append(time.process_time() - ctick)
+    return walls, cpus, out
+
+
+def med_min(xs: list[float]) -> str:
+    return f"{np.median(xs):.2f} / {min(xs):.2f}"
+
+
+#: Run in a subprocess on another revision's package: ``energyopt.solve`` with its defaults.
+BASELINE_SCRIPT = """
+import json, sys, time
+import energyopt
+from energyopt.pipeline import instance_from_perseus_profile, synthetic_instance
+kind, a, b, c, pb, reps = json.loads(sys.argv[1])
+energyopt.solve(synthetic_instance(2, 3, 4), "perseus", progress=False)
+if kind == "synthetic":
+    inst = synthetic_instance(a, b, c, seed=0)
+else:
+    inst = instance_from_perseus_profile(a, b, p_blocking_w=pb)
+walls, cpus = [], []
+for _ in range(reps):
+    tick, ctick = time.perf_counter(), time.process_time()
+    res = energyopt.solve(inst, "perseus", progress=False)
+    walls.append(time.perf_counter() - tick)
+    cpus.append(time.process_time() - ctick)
+pts = [(p.deadline_s, p.objective) for p in res.frontier]
+print(json.dumps({"wall": walls, "cpu": cpus, "frontier": pts}))
+"""
+
+
+def baseline_tree(rev: str) -> Path:
+    """``energyopt/`` of git revision ``rev``, extracted once under the temp folder."""
+    root = Path(tempfile.gettempdir()) / f"energyopt-{rev}"
+    if not (root / "energyopt").exists():
+        root.mkdir(parents=True, exist_ok=True)
+        repo = Path(__file__).resolve().parents[1]
+        tar = subprocess.run(
+            ["git", "-C", str(repo), "archive", rev, "energyopt"], check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(root)], input=tar, check=True)
+    return root
+
+
+def run_baseline(rev: str, spec: list, repeats: int) -> dict:
+    """Time revision ``rev``'s default ``perseus`` crawl on one case (``BASELINE_SCRIPT``)."""
+    env = {**os.environ, "PYTHONPATH": str(baseline_tree(rev))}
+    out = subprocess.run(
+        [sys.executable, "-c", BASELINE_SCRIPT, json.dumps([*spec, repeats])],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def speed_cases(args) -> list[tuple[str, PemInstance, list]]:
+    """(label, instance, spec for ``BASELINE_SCRIPT``) of the speed section."""
     cases = [
-        ("synthetic 4x8 k10", synthetic_instance(4, 8, 10, seed=0)),
-        ("synthetic 8x16 k10", synthetic_instance(8, 16, 10, seed=0)),
+        (f"synthetic {S}x{M} k10", synthetic_instance(S, M, 10, seed=0), ["synthetic", S, M, 10, 0])
+        for S, M in ((4, 8), (8, 16))
     ]
-    if PROFILE.exists():
-        cases.append(
-            ("GPT-3 A100 8x12", instance_from_perseus_profile(PROFILE, 12, p_blocking_w=PB))
-        )
-        cases.append(
-            ("GPT-3 A100 8x96", instance_from_perseus_profile(PROFILE, 96, p_blocking_w=PB))
-        )
+    path, pb = args.profile_path, args.p_blocking_w
+    if path.exists():
+        for M in args.speed_microbatches:
+            inst = instance_from_perseus_profile(path, M, p_blocking_w=pb)
+            cases.append((f"{path.stem} 8x{M}", inst, ["profile", str(path), M, 0, pb]))
     else:
-        print("GPT-3 profile absent: 8x96 row skipped")
+        print(f"{path} absent: profile rows skipped")
+    return cases
+
+
+def lowtime_quality(inst: PemInstance, points, lt: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Ours over lowtime at each lowtime plan's measured makespan (minus 1), and
+    lowtime's measured minus reported makespans (its starting plan has no report)."""
+    evs = [evaluate(inst, sol, None) for sol in lt["solutions"]]
+    T = np.array([e.iteration_time_s for e in evs])
+    E = np.array([e.energy_j for e in evs])
+    r = np.array([energy_at(inst, points, t) / e - 1 for t, e in zip(T, E)])
+    return r, T[1:] - lt["reported_time_s"]
+
+
+#: Variants of ``perseus`` the speed section times (keyword arguments of ``energyopt.solve``).
+VARIANTS = {"default": {}, "both": {"cost_model": "both"}, "grid": {"crawl": "grid"}}
+
+
+def speed_row(label, name, inst, walls, cpus, res, base, lt, lt_cpu) -> list:
+    """One row of the speed table: ours, against the baseline revision and lowtime."""
+    row = [label, name, inst.num_computations, med_min(walls), med_min(cpus), len(res.frontier)]
+    if base is not None:
+        worse = [energy_at(inst, res.frontier, t) / e - 1 for t, e in base["frontier"]]
+        row += [
+            med_min(base["cpu"]),
+            f"{np.median(base['cpu']) / np.median(cpus):.2f}x",
+            f"{100 * max(worse):+.4f}",
+        ]
+    else:
+        row += ["-"] * 3
+    if lt is not None:
+        r, diff = lowtime_quality(inst, res.frontier, lt)
+        row += [
+            med_min(lt_cpu),
+            f"{np.median(lt_cpu) / np.median(cpus):.0f}x ({min(lt_cpu) / min(cpus):.0f}x)",
+            f"{100 * r.max():+.4f} / {100 * np.median(r):+.3f} / {100 * (r > 1e-9).mean():.1f}",
+            f"{1000 * diff.min():+.1f} .. {1000 * diff.max():+.1f}",
+        ]
+    else:
+        row += ["-"] * 4
+    return row
+
+
+def speed(args) -> None:
     have_lt = lowtime_version()
     if have_lt is None:
         print(
             "lowtime is not installed: lowtime columns skipped "
             "(.venv/bin/pip install lowtime==0.3.0, for benchmarks only)"
         )
-    # Warm up imports and compiled paths once, outside the timings.
+    # Warm up imports once, outside the timings.
     energyopt.solve(synthetic_instance(2, 3, 4), "perseus", cost_model="both", progress=False)
-    variants = ("hull", "exponential", "both")
+    R = args.repeats
     rows = []
-    for label, inst in cases:
-        ours, cpu = {}, {}
-        for cm in variants:
-            tick, ctick = time.perf_counter(), time.process_time()
-            res = energyopt.solve(inst, "perseus", cost_model=cm, progress=False, verify=False)
-            ours[cm] = (time.perf_counter() - tick, res)
-            cpu[cm] = time.process_time() - ctick
-        tick = time.perf_counter()
-        for p in ours["hull"][1].frontier:
-            evaluate(inst, p.solution, None)
-        verify_s = time.perf_counter() - tick
-        run_lt = have_lt is not None and ("8x96" not in label or args.lowtime_gpt3)
-        lt = None
-        if run_lt:
-            ctick = time.process_time()
-            lt = run_lowtime(inst)
-            lt_cpu = time.process_time() - ctick
-            evs = [evaluate(inst, s, None) for s in lt["solutions"]]
-            T = np.array([e.iteration_time_s for e in evs])
-            E = np.array([e.energy_j for e in evs])
-            diff = T - lt["reported_time_s"]
-        for cm in variants:
-            row = [
-                label if cm == "hull" else "",
-                inst.num_computations if cm == "hull" else "",
-                cm,
-                f"{ours[cm][0]:.2f} ({cpu[cm]:.2f})",
-                len(ours[cm][1].frontier),
-                f"{verify_s:.1f}" if cm == "hull" else "",
-            ]
-            if lt is not None:
-                r = np.array(
-                    [energy_at(inst, ours[cm][1].frontier, t) / e - 1 for t, e in zip(T, E)]
-                )
-                row += [
-                    f"{lt['runtime_s']:.1f} ({lt_cpu:.1f})" if cm == "hull" else "",
-                    f"{lt['runtime_s'] / ours[cm][0]:.0f}x ({lt_cpu / cpu[cm]:.0f}x)",
-                    f"{100 * r.max():+.3f} / {100 * np.median(r):+.3f} / "
-                    f"{100 * (r > 1e-9).mean():.0f}",
-                    f"{1000 * diff.min():+.1f} .. {1000 * diff.max():+.1f}" if cm == "hull" else "",
-                ]
-            else:
-                row += ["-"] * 4
-            rows.append(row)
+    for label, inst, spec in speed_cases(args):
+        base = None
+        if args.baseline_rev and (spec[0] == "synthetic" or spec[2] in args.baseline_microbatches):
+            base = run_baseline(args.baseline_rev, spec, R)
+        lt, lt_cpu = None, []
+        if have_lt is not None and (spec[0] == "synthetic" or spec[2] <= args.lowtime_max_mb):
+            lts = [run_lowtime(inst) for _ in range(args.lowtime_repeats)]
+            lt, lt_cpu = lts[-1], [x["cpu_s"] for x in lts]
+        for name in args.variants.split(","):
+            kw = VARIANTS[name]
+            walls, cpus, res = repeated(
+                lambda i=inst, kw=kw: energyopt.solve(i, "perseus", progress=False, **kw), R
+            )
+            rows.append(
+                speed_row(label, name, inst, walls, cpus, res, base, lt, lt_cpu if lt else [])
+            )
         print(f"  done {label}", flush=True)
+    base = args.baseline_rev or "-"
     print(
         format_table(
             [
                 "instance",
+                "perseus",
                 "n",
-                "cost model",
-                "ours s (cpu)",
+                "ours wall s med/min",
+                "ours cpu s med/min",
                 "points",
-                "evaluate() all s",
-                "lowtime s (cpu)",
-                "speed-up wall (cpu)",
+                f"{base} cpu s med/min",
+                f"speed-up vs {base} (cpu med)",
+                f"ours vs {base} % max",
+                "lowtime cpu s med/min",
+                "speed-up vs lowtime cpu med (min)",
                 "ours vs lowtime % max / median / % worse",
                 "lowtime measured-reported ms",
             ],
@@ -230,25 +333,37 @@ def speed(args) -> None:
         )
     )
     print(
-        "ours vs lowtime: at each lowtime plan's measured makespan, our frontier's energy over\n"
-        "that plan's measured energy, minus 1 (negative: ours lower); '% worse': share of\n"
-        "lowtime plans that beat our frontier. Times: wall-clock s (process CPU s); 'both' =\n"
-        "union of the hull and exponential crawls. Ours scored by the batch evaluator\n"
-        "(verify=False); 'evaluate() all s': scoring every hull point with evaluate() instead."
+        f"ours: energyopt.solve(inst, 'perseus', **variant) (default: its defaults; both:\n"
+        "cost_model='both'; grid: crawl='grid'), every point scored by the evaluator,\n"
+        f"{R} runs; {base}: the default call on that revision's package, in a\n"
+        f"subprocess, {R} runs; lowtime 0.3.0: {args.lowtime_repeats} run(s), CPU clock started\n"
+        "after its imports, its starting plan (every operation at its longest duration)\n"
+        "included. 'ours vs X': at each of X's plans' measured makespans, our frontier's\n"
+        "energy over that plan's, minus 1 (<= 0: ours at or below); '% worse': share of\n"
+        "lowtime plans that beat our frontier."
     )
 
 
+def max_clock(inst: PemInstance) -> int:
+    """The highest SM clock every table of ``inst`` has (Table 6's baseline clock)."""
+    common = set.intersection(*(set(tb.sm_clock_mhz) for tb in inst.tables.values()))
+    return max(f for f in common if f is not None)
+
+
 def table6(args) -> None:
-    if not PROFILE.exists():
-        print("table6: GPT-3 profile absent, skipped")
+    path, pb = args.profile_path, args.p_blocking_w
+    if not path.exists():
+        print(f"table6: {path} absent, skipped")
         return
+    paper = TABLE6 if args.is_default_profile else {}
     rows = []
     for M in (12, 24) if args.quick else (12, 24, 48, 96):
-        inst = instance_from_perseus_profile(PROFILE, M, p_blocking_w=PB)
-        base = evaluate(inst, uniform_clock_choice(inst, 1410), None)
+        inst = instance_from_perseus_profile(path, M, p_blocking_w=pb)
+        f_max = max_clock(inst)
+        base = evaluate(inst, uniform_clock_choice(inst, f_max), None)
         inst_T = inst.with_deadline(base.iteration_time_s)
         tick = time.perf_counter()
-        res = energyopt.solve(inst_T, "perseus", progress=False, verify=False)
+        res = energyopt.solve(inst_T, "perseus", progress=False)
         dt = time.perf_counter() - tick
         sav = {}
         for m in ("envpipe", "zeus-global", "zeus-per-stage"):
@@ -263,7 +378,7 @@ def table6(args) -> None:
                 f"{fastest.deadline_s:.4f}",
                 f"{fastest.objective:.1f}",
                 f"{100 * (1 - res.objective / base.energy_j):.2f}",
-                f"{TABLE6[M]:.2f}",
+                f"{paper[M]:.2f}" if M in paper else "-",
                 *(
                     "-" if sav[m] is None else f"{100 * sav[m]:.2f}"
                     for m in ("envpipe", "zeus-global", "zeus-per-stage")
@@ -276,8 +391,8 @@ def table6(args) -> None:
         format_table(
             [
                 "M",
-                "T 1410MHz s",
-                "E 1410MHz J",
+                "T f_max s",
+                "E f_max J",
                 "T fastest s",
                 "E fastest J",
                 "saving %",
@@ -290,18 +405,23 @@ def table6(args) -> None:
             rows,
         )
     )
-    print("Savings at the all-1410 MHz iteration time (no slowdown), against all-1410 MHz.")
+    print(
+        f"{path.name}, P_blocking {pb} W. Savings at the iteration time of every computation\n"
+        f"at the highest clock (f_max, {max_clock(inst)} MHz; no slowdown), against that plan."
+    )
 
 
 def reference(args) -> None:
-    if not PROFILE.exists():
-        print("reference: data absent, skipped")
+    path, pb = args.profile_path, args.p_blocking_w
+    pairs = [(M, f) for M, f in args.frontier_files if f.exists()]
+    if not path.exists() or not pairs:
+        print("reference: profile or frontier files absent, skipped")
         return
     rows = []
-    for M in (12, 24):
-        inst = instance_from_perseus_profile(PROFILE, M, p_blocking_w=PB)
-        res = energyopt.solve(inst, "perseus", progress=False, verify=False)
-        ref = pd.read_csv(DATA / f"frontier_gpt3-175b_a100_sxm_mb{M}.csv")
+    for M, fpath in pairs:
+        inst = instance_from_perseus_profile(path, M, p_blocking_w=pb)
+        res = energyopt.solve(inst, "perseus", progress=False)
+        ref = pd.read_csv(fpath)
         off = res.frontier[0].deadline_s - float(ref.time.min())
         aligned = np.array(
             [energy_at(inst, res.frontier, t + off) / e - 1 for t, e in zip(ref.time, ref.energy)]
@@ -342,21 +462,24 @@ def reference(args) -> None:
         )
     )
     print(
+        f"{path.name}, P_blocking {pb} W, frontier files: "
+        f"{', '.join(f.name for _, f in pairs)}.\n"
         "aligned: their time t read as t + offset (fastest ends matched); strict: at t itself,\n"
         "where our measured frontier reaches t. Percent: our energy over theirs, minus 1."
     )
 
 
 def exact(args) -> None:
-    if not PROFILE.exists():
-        print("exact: GPT-3 profile absent, skipped")
+    path, pb = args.profile_path, args.p_blocking_w
+    if not path.exists():
+        print(f"exact: {path} absent, skipped")
         return
-    inst = instance_from_perseus_profile(PROFILE, 12, p_blocking_w=PB)
-    base = evaluate(inst, uniform_clock_choice(inst, 1410), None)
+    inst = instance_from_perseus_profile(path, 12, p_blocking_w=pb)
+    base = evaluate(inst, uniform_clock_choice(inst, max_clock(inst)), None)
     rows = []
     for frac in (1.0, 1.1):
         inst_T = inst.with_deadline(base.iteration_time_s * frac)
-        ours = energyopt.solve(inst_T, "perseus", progress=False, verify=False)
+        ours = energyopt.solve(inst_T, "perseus", progress=False)
         h = energyopt.solve(inst_T, "highs", time_limit=args.exact_time_limit)
         rows.append(
             [
@@ -373,7 +496,7 @@ def exact(args) -> None:
     print(
         format_table(
             [
-                "T / T(1410 MHz)",
+                "T / T(f_max)",
                 "perseus J",
                 "highs J",
                 "highs bound J",
@@ -449,16 +572,88 @@ def gaps(args) -> None:
     )
 
 
-def main() -> None:
+def write_noisy_profile(src: Path, out: Path, noise: float, seed: int) -> None:
+    """A copy of the profile ``src`` with every time and energy scaled by ``1 +- noise``.
+
+    Simulated: neighbouring clocks swap order in time and energy, so the table is
+    not monotone in MHz (as measured profiles are not). Same published format.
+    """
+    df = pd.read_csv(src)
+    rng = np.random.default_rng(seed)
+    for col in ("time", "energy"):
+        df[col] = df[col] * (1 + rng.uniform(-noise, noise, len(df)))
+    df.to_csv(out, index=False)
+    print(f"wrote {out}: {src.name} with time and energy x (1 +- {noise}), seed {seed} (simulated)")
+
+
+def frontier_files(values: list[str], is_default: bool) -> list[tuple[int, Path]]:
+    """``M=FILE`` or ``FILE`` whose name holds ``mb<M>``; the GPT-3 A100 pair by default."""
+    if not values:
+        if not is_default:
+            return []
+        return [(M, DATA / f"frontier_gpt3-175b_a100_sxm_mb{M}.csv") for M in (12, 24)]
+    out = []
+    for v in values:
+        m_eq = re.fullmatch(r"(\d+)=(.+)", v)
+        m_mb = re.search(r"mb(\d+)", Path(v).name)
+        if m_eq:
+            out.append((int(m_eq.group(1)), Path(m_eq.group(2))))
+        elif m_mb:
+            out.append((int(m_mb.group(1)), Path(v)))
+        else:
+            raise SystemExit(f"--frontier {v}: give M=FILE or a file name containing mb<M>")
+    return out
+
+
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
         "--quick", action="store_true", help="fewer gap instances, Table 6 for 12/24 only"
     )
     ap.add_argument("--no-lowtime", action="store_true")
-    ap.add_argument("--lowtime-gpt3", action="store_true", help="also run lowtime on 8x96 (long)")
+    ap.add_argument(
+        "--lowtime-max-mb", type=int, default=12, help="run lowtime on profile rows up to this M"
+    )
+    ap.add_argument("--lowtime-repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=3, help="runs of each energyopt crawl")
+    ap.add_argument("--baseline-rev", default="ed733db", help="git revision to time beside ours")
+    ap.add_argument("--baseline-microbatches", type=int, nargs="*", default=[96])
     ap.add_argument("--sections", default="speed,table6,reference,exact,gaps")
+    ap.add_argument("--variants", default="default,both", help=f"of {', '.join(VARIANTS)}")
+    ap.add_argument("--speed-microbatches", type=int, nargs="*", default=[12, 96])
     ap.add_argument("--exact-time-limit", type=float, default=240.0)
+    ap.add_argument("--profile", type=Path, help="stage profile in the Perseus format")
+    ap.add_argument("--p-blocking", type=float, help="blocking power, W (default: --gpu preset)")
+    ap.add_argument("--gpu", help="blocking-power preset: a100 (83.64 W) or a40 (70.38 W)")
+    ap.add_argument(
+        "--frontier", action="append", default=[], help="authors' frontier: M=FILE or *mb<M>*"
+    )
+    ap.add_argument("--write-noisy-profile", type=Path, help="write a non-monotone copy, exit")
+    ap.add_argument("--noise", type=float, default=0.02)
+    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+    args.is_default_profile = args.profile is None
+    args.profile_path = PROFILE if args.profile is None else args.profile
+    if args.profile is not None and not args.profile.exists():
+        ap.error(f"--profile {args.profile}: no such file")
+    try:
+        if args.p_blocking is None and args.gpu is None:
+            if not args.is_default_profile:
+                ap.error("--profile: give --p-blocking W or --gpu a100|a40")
+            args.p_blocking_w = PB
+        else:
+            args.p_blocking_w = blocking_power(args.gpu, args.p_blocking)
+    except InstanceError as exc:
+        ap.error(str(exc))
+    args.frontier_files = frontier_files(args.frontier, args.is_default_profile)
+    return args
+
+
+def main() -> None:
+    args = parse_args()
+    if args.write_noisy_profile:
+        write_noisy_profile(args.profile_path, args.write_noisy_profile, args.noise, args.seed)
+        return
     logging.getLogger("lowtime").setLevel(logging.WARNING)
     if args.no_lowtime:
         globals()["lowtime_version"] = lambda: None
@@ -467,10 +662,10 @@ def main() -> None:
         f"{os.cpu_count()} CPUs, lowtime {lowtime_version() or 'not installed'}, "
         f"load average {os.getloadavg()[0]:.2f}"
     )
+    sections = {"speed": speed, "table6": table6, "reference": reference, "exact": exact}
+    sections["gaps"] = gaps
     for name in args.sections.split(","):
         print(f"\n== {name}")
-        sections = {"speed": speed, "table6": table6, "reference": reference, "exact": exact}
-        sections["gaps"] = gaps
         sections[name](args)
 
 

@@ -106,7 +106,8 @@ def fit_exponential(t: np.ndarray, e: np.ndarray) -> tuple[float, float, float]:
     """
     from scipy.optimize import curve_fit
 
-    t0 = float(t[0])
+    # A zero-time fastest option (allowed) cannot scale: use the slowest time, or 1 s.
+    t0 = float(t[0]) if t[0] > 0 else max(float(t[-1]), 1.0)
     x = t / t0
     if len(t) < 3:
         slope = 0.0 if len(t) < 2 else (e[1] - e[0]) / (x[1] - x[0])

@@ -194,8 +194,9 @@ def hull_path(
     finally:
         if bar is not None:
             bar.close()
-    if stats["stopped"].startswith("no finite"):
-        # The final schedule itself: a zero-length event at the fastest makespan.
+    if stats["stopped"].startswith("no finite") or not Ls:
+        # The final schedule itself (or, stopped before any event, the cheapest one):
+        # a zero-length event at its makespan.
         Ls.append(int((es + d).max()))
         deltas.append(0)
         rates.append(np.zeros(n, dtype=np.int8))
@@ -691,33 +692,39 @@ def exact_crawl(
     """The crawl on the exact hull (module doc): plans at every event and every ``tau_s``.
 
     ``max_steps`` bounds the number of events. Within ``time_limit`` seconds the
-    crawl stops early, and clocks are fitted for as many samples as time allows
-    (at least one chunk); ``stats["stopped"]`` says which.
+    crawl stops early (events until 50 % of it), and clocks are fitted for as many
+    samples as time allows (until 65 %, at least one chunk); the gap plans are added
+    only before 75 %. ``stats["stopped"]`` says when the crawl stopped early.
     """
     tick = time.perf_counter()
     if not (isinstance(tau_s, (int, float)) and math.isfinite(tau_s) and tau_s > 0):
         raise InstanceError(f"tau_s = {tau_s!r}: must be a positive number of seconds")
     dag = CompactDag(instance)
+    # With a time limit, the events get half of it and the clocks until 65 %: the rest is
+    # for the gap plans and for scoring, so a stopped crawl still returns its points.
     path = hull_path(
         instance,
         quantum_s=quantum_s,
-        time_limit=time_limit,
+        time_limit=None if time_limit is None else 0.5 * time_limit,
         tick=tick,
         max_events=max_steps,
         progress=progress,
     )
-    deadline = None if time_limit is None else tick + time_limit
+    deadline = None if time_limit is None else tick + 0.65 * time_limit
     plans, planned_T, lp_cost = crawl_plans(
         instance, path, float(tau_s), dag=dag, deadline=deadline
     )
     stats = {**path.stats, "tau_s": float(tau_s), "cost_model": "hull", "crawl": "exact"}
+    if stats["stopped"].startswith("time_limit"):
+        stats["stopped"] = f"time_limit={time_limit}"  # the caller's limit, not the events'
     stats["steps"] = stats["events"]
     stats["samples"] = len(plans)
     if len(plans) < len(sample_times(path, float(tau_s))[0]) and not stats["stopped"]:
         stats["stopped"] = f"time_limit={time_limit}"
     T_meas, E_meas = batch_evaluate(instance, plans, dag)
     planned_E = lp_cost + instance.p_blocking_w * instance.num_stages * planned_T
-    if not _early(stats["stopped"]):
+    late = time_limit is not None and time.perf_counter() - tick > 0.75 * time_limit
+    if not _early(stats["stopped"]) and not late:
         extra, target = fill_gaps(instance, ClockFitter(instance, dag), plans, T_meas, E_meas)
         T_x, E_x = batch_evaluate(instance, extra, dag)
         plans = np.vstack([plans, extra])

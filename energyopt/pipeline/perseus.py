@@ -87,8 +87,10 @@ def perseus_frontier(
         # The exact crawl has no grid rounding: one hull run whatever ``rounding`` says.
         runs = [("exact", "-")] + [(cm, rd) for cm, rd in runs if cm != "hull"]
     traces = []
-    for cm, rd in runs:
+    for k, (cm, rd) in enumerate(runs):
         left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - tick))
+        if left is not None:
+            left /= len(runs) - k  # an equal share of what is left for each crawl to come
         if cm == "exact":
             traces.append(
                 exact_crawl(
@@ -147,6 +149,8 @@ def perseus_frontier(
         )
     pick = best_at(instance, points, instance.deadline_s)
     stopped = trace.stats["stopped"]
+    if stopped.startswith("time_limit"):
+        stopped = f"time_limit={time_limit}"  # the caller's limit, not one crawl's share
     early = _early(stopped)
     termination = (
         TerminationReason.TIME_LIMIT

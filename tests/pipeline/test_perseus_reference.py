@@ -51,7 +51,7 @@ def test_fastest_point_saves_what_table6_reports(crawled):
     assert saving * 100 >= {12: 15.2, 24: 14.2}[M]
 
 
-def test_frontier_within_half_a_percent_of_the_authors(crawled):
+def test_frontier_at_or_below_the_authors_aligned(crawled):
     M, inst, res = crawled
     ref = pd.read_csv(DATA / f"frontier_gpt3-175b_a100_sxm_mb{M}.csv")
     t_min = res.frontier[0].deadline_s
@@ -63,8 +63,9 @@ def test_frontier_within_half_a_percent_of_the_authors(crawled):
         best = best_at(inst, res.frontier, T)
         ours = best.objective + P_BLOCKING_W * inst.num_stages * (T - best.deadline_s)
         excess.append(ours / float(e) - 1)
-    assert max(excess) <= 0.005, f"worst excess {max(excess):.4%}"
-    # Most of the way we are below the authors' frontier.
+    # Measured: -0.594 % (12) and -0.261 % (24) at worst (benchmarks/pem_crawl.py reference).
+    assert max(excess) <= 0.0, f"worst excess {max(excess):.4%}"
+    # Most of the way strictly below.
     assert np.median(excess) < 0
 
 
@@ -74,3 +75,30 @@ def test_every_frontier_point_scores_with_the_evaluator(crawled):
         ev = evaluate(inst, p.solution, None)
         assert ev.iteration_time_s == pytest.approx(p.deadline_s, rel=1e-12)
         assert ev.energy_j == pytest.approx(p.objective, rel=1e-12)
+
+
+def energy_at(inst, points, T):
+    best = best_at(inst, points, T)
+    return best.objective + P_BLOCKING_W * inst.num_stages * (T - best.deadline_s)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_non_monotone_profile_at_or_below_the_grid_crawls(tmp_path, seed):
+    # A simulated profile in the published format: GPT-3's times and energies x (1 +- 2 %),
+    # so about a quarter of the rows run faster than the next higher clock (as
+    # benchmarks/pem_crawl.py --write-noisy-profile writes). Without the authors' frontier,
+    # the default crawl must be at or below Algorithm 1 on the grid, with lowtime's
+    # exponential model (perseus-exponential) and as printed (perseus-printed).
+    df = pd.read_csv(PROFILE)
+    rng = np.random.default_rng(seed)
+    for col in ("time", "energy"):
+        df[col] = df[col] * (1 + rng.uniform(-0.02, 0.02, len(df)))
+    path = tmp_path / "noisy.csv"
+    df.to_csv(path, index=False)
+    inst = instance_from_perseus_profile(path, 12, gpu="a100")
+    clocks_down = df.sort_values(["stage", "instruction", "frequency"], ascending=False)
+    assert (clocks_down.groupby(["stage", "instruction"]).time.diff() < 0).any()
+    ours = energyopt.solve(inst, "perseus", verify=False).frontier
+    for method in ("perseus-exponential", "perseus-printed"):
+        for p in energyopt.solve(inst, method, verify=False).frontier:
+            assert energy_at(inst, ours, p.deadline_s) <= p.objective * (1 + 1e-12)
