@@ -15,10 +15,12 @@ import numpy as np
 
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
+from energyopt.pipeline.crawl import CrawlTrace
 from energyopt.pipeline.crawl import crawl as grid_crawl
+from energyopt.pipeline.dag import CompactDag
 from energyopt.pipeline.hullcrawl import exact_crawl
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.paretoset import best_at, energy_pareto, frontier_points
+from energyopt.pipeline.paretoset import batch_evaluate, best_at, energy_pareto, frontier_points
 from energyopt.pipeline.relaxation import HullRelaxation, bound_curve, certify_frontier
 from energyopt.pipeline.results import pem_result
 from energyopt.pipeline.rounding import OptionArrays, rounded_plan
@@ -87,8 +89,12 @@ def perseus_frontier(
         # The exact crawl has no grid rounding: one hull run whatever ``rounding`` says.
         runs = [("exact", "-")] + [(cm, rd) for cm, rd in runs if cm != "hull"]
     traces = []
+    # Several crawls share the limit, and the union of their plans is verified after
+    # them: that part grows with the number of crawls, so they keep the rest for it.
+    crawl_limit = time_limit if time_limit is None or len(runs) == 1 else 0.6 * time_limit
     for k, (cm, rd) in enumerate(runs):
-        left = None if time_limit is None else max(0.0, time_limit - (time.perf_counter() - tick))
+        elapsed = time.perf_counter() - tick
+        left = None if crawl_limit is None else max(0.0, crawl_limit - elapsed)
         if left is not None:
             left /= len(runs) - k  # an equal share of what is left for each crawl to come
         if cm == "exact":
@@ -135,6 +141,8 @@ def perseus_frontier(
                 ],
             },
         )
+    if _early(trace.stats["stopped"]):
+        trace = _with_fastest_plan(instance, trace)
     if polish > 0:
         extra = polished_plans(instance, polish, time_limit, tick)
         trace = dataclasses.replace(
@@ -195,6 +203,24 @@ def perseus_frontier(
 
 def _early(stopped: str) -> bool:
     return stopped.startswith(("max_steps", "time_limit"))
+
+
+def _with_fastest_plan(instance: PemInstance, trace: CrawlTrace) -> CrawlTrace:
+    """``trace`` and the plan running every computation at its fastest measured option.
+
+    A crawl stopped before T_min still answers every deadline at or above T_min: that
+    plan's makespan is T_min (fastest by measured time, never by clock).
+    """
+    fastest = np.array([[int(np.argmin(t)) for t in instance.option_times]], dtype=np.int64)
+    T, E = batch_evaluate(instance, fastest, CompactDag(instance))
+    return dataclasses.replace(
+        trace,
+        choices=np.vstack([trace.choices, fastest]),
+        planned_time_s=np.append(trace.planned_time_s, np.nan),
+        planned_energy_j=np.append(trace.planned_energy_j, np.nan),
+        time_s=np.append(trace.time_s, T),
+        energy_j=np.append(trace.energy_j, E),
+    )
 
 
 def polished_plans(

@@ -152,3 +152,19 @@ def test_stopped_before_any_event_returns_the_cheapest_plan():
     assert len(res.frontier) >= 1
     cheapest = energyopt.solve(inst, "perseus").frontier[-1]
     assert res.frontier[-1].objective == pytest.approx(cheapest.objective, rel=1e-12)
+
+
+def test_a_crawl_stopped_early_still_meets_the_deadline():
+    # 8x48 at its fastest makespan: a 0.05 s crawl cannot reach T_min, but the
+    # all-fastest plan (added when a crawl stops early) meets the deadline exactly.
+    from pathlib import Path
+
+    import energyopt
+
+    root = Path(__file__).resolve().parents[2] / "instances/pipeline/paper"
+    inst = energyopt.load_instance(root / "002-synthetic-1f1b-8x48-k10-seed0.json")
+    for cost_model in ("hull", "both"):
+        r = energyopt.solve(inst, "perseus", time_limit=0.05, cost_model=cost_model)
+        assert r.termination.value == "time_limit"
+        assert r.objective is not None, cost_model
+        assert min(p.deadline_s for p in r.frontier) <= inst.deadline_s * (1 + 1e-9)
