@@ -11,11 +11,14 @@ and the largest and median gap of the frontier points to their proven bounds.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
 import energyopt
+from energyopt.core.errors import InstanceError
 from energyopt.pipeline import instance_from_perseus_profile
+from energyopt.pipeline.readers import blocking_power
 from energyopt.pipeline.relaxation import bound_curve, certify_frontier
 
 PROFILE = (
@@ -31,11 +34,21 @@ PROFILE = (
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--profile", default=str(PROFILE), help="Perseus stage profile CSV")
-    ap.add_argument("--p-blocking", type=float, default=83.64, help="blocking power (W)")
+    power = ap.add_mutually_exclusive_group()
+    power.add_argument("--p-blocking", type=float, default=None, help="blocking power (W)")
+    power.add_argument(
+        "--gpu", default=None, help="blocking-power preset (a100, a40; default a100)"
+    )
     ap.add_argument("--microbatches", type=int, nargs="+", default=[12, 96])
     args = ap.parse_args(argv)
     if not Path(args.profile).exists():
         print(f"{args.profile}: not found (the published data lives in ../shared/data)")
+        return 2
+    try:
+        gpu = args.gpu if args.gpu is not None or args.p_blocking is not None else "a100"
+        args.p_blocking = blocking_power(gpu, args.p_blocking)
+    except InstanceError as exc:
+        print(f"pem_certify.py: error: {exc}", file=sys.stderr)
         return 2
     print(f"profile {args.profile} (measured), P_blocking {args.p_blocking} W, 8 stages, 1F1B")
     print(
