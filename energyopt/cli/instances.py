@@ -94,11 +94,7 @@ def _envpipe_schedule(args: argparse.Namespace) -> int:
     warm, stats = envpipe_warmups(
         inst, ranking=args.ranking, max_inflight=args.max_inflight, time_limit=args.time_limit
     )
-    out = rescheduled(inst, warm)
-    if args.out is None:
-        print(out.to_json())
-    else:
-        out.to_json(args.out)
+    _write(rescheduled(inst, warm), args.out)
     print(
         f"{args.instance}: warm-up forwards per stage {warm} ({stats['moves']} moves; "
         f"EnvPipe energy {stats['1f1b_energy_j']:.6g} J on 1F1B -> {stats['energy_j']:.6g} J)"
@@ -176,10 +172,8 @@ def _from_profile(args: argparse.Namespace) -> int:
         name=args.name,
         where=str(path),
     )
-    if args.out is None:
-        print(inst.to_json())
-    else:
-        inst.to_json(args.out)
+    _write(inst, args.out)
+    if args.out is not None:
         print(
             f"wrote {args.out}: {inst.name!r}, {inst.num_stages} stages x "
             f"{args.microbatches} microbatches, {inst.num_computations} computations, "
@@ -187,3 +181,11 @@ def _from_profile(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _write(instance: Any, out: str | None) -> None:
+    """``instance`` as JSON to the file ``out``, or to stdout when ``out`` is None."""
+    if out is None:
+        print(instance.to_json())
+    else:
+        instance.to_json(out)
