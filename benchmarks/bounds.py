@@ -11,9 +11,11 @@ A bound <= 0 below a positive objective is no bound: the table says
 
     .venv/bin/python benchmarks/bounds.py --family pipeline --time-limit 300 \\
         --methods highs relaxation-rounding perseus
+    .venv/bin/python benchmarks/bounds.py --family pipeline --methods lns \\
+        --instance "synthetic 1f1b 8x48" --time-limit 600
 
 Without ``--methods`` every method each family registers as exact runs, plus the
-methods that report a bound as heuristics do (``relaxation-rounding``).
+methods that report a bound as heuristics do (``relaxation-rounding``, ``lns``).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from energyopt.core.registry import methods as registered
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Heuristics that also prove a bound (and so belong in a bounds run by default).
-BOUNDING_HEURISTICS = ("relaxation-rounding",)
+BOUNDING_HEURISTICS = ("relaxation-rounding", "lns")
 
 
 def default_methods(families: list[str]) -> list[str]:
@@ -98,6 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", nargs="+", help="methods to run (default: see above)")
     ap.add_argument("--time-limit", type=float, default=120.0, help="seconds per cell")
     ap.add_argument("--jobs", type=int, default=1, help="cells at once")
+    ap.add_argument(
+        "--instance",
+        action="append",
+        metavar="TEXT",
+        help="only instances whose name contains TEXT (repeatable)",
+    )
     ap.add_argument("--store", default="out/bounds.sqlite", help="results store")
     ap.add_argument("--no-update", action="store_true", help="leave instances/index.csv alone")
     args = ap.parse_args(argv)
@@ -109,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             suite="paper", families=families, methods=None, time_limit_s=args.time_limit
         )
         if c.method in methods
+        and (not args.instance or any(t in c.instance_name for t in args.instance))
     ]
     Path(args.store).parent.mkdir(parents=True, exist_ok=True)
     print(f"{len(cells)} cells: {', '.join(methods)}; {args.time_limit:g} s each", flush=True)

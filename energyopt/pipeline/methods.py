@@ -24,8 +24,9 @@ from energyopt.pipeline import cpsat as _cpsat
 from energyopt.pipeline import exact as _exact
 from energyopt.pipeline import frontier as _frontier
 from energyopt.pipeline.envpipe import envpipe_result
-from energyopt.pipeline.evaluator import PemSolution, evaluate
+from energyopt.pipeline.evaluator import PemSolution, evaluate, fastest_choice
 from energyopt.pipeline.instance import PemInstance
+from energyopt.pipeline.lns import neighbourhood_search
 from energyopt.pipeline.perseus import perseus_frontier
 from energyopt.pipeline.results import FAMILY, TOLERANCE, pem_result
 from energyopt.pipeline.zeusbaselines import (
@@ -213,6 +214,79 @@ def solve_relaxation_rounding(
         solver="highs",
         solver_version=highs_version(),
         extra={"relaxation_deadline_s": T},
+    )
+
+
+@register(
+    FAMILY,
+    "lns",
+    exact=False,
+    description="Large-neighbourhood search: sub-MILPs around the relaxation's rounded plan",
+)
+def solve_lns(
+    instance: PemInstance,
+    *,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    window: float = 0.15,
+    sub_time_limit: float = 3.0,
+    reach: int | None = 2,
+    max_idle: int = 60,
+) -> Result:
+    """The relaxation's rounded plan improved by sub-MILPs (formulations/pem.md, Sec. 8).
+
+    ``window`` is the first neighbourhood's width as a fraction of the deadline;
+    ``reach`` limits a freed computation to options within that many places of its
+    incumbent option in time order (``None``: all options); the search ends at
+    ``time_limit`` or after ``max_idle`` sub-MILPs in a row without improvement. The
+    bound is the relaxation's (Eq. PEM-R6). Without a deadline the search runs at
+    the deadline that minimises the relaxation's bound (Eq. PEM-R7).
+    """
+    tick = time.perf_counter()
+    stop_at = None if time_limit is None else tick + float(time_limit)
+    work, report = instance.filter_dominated()
+    T, bound = instance.deadline_s, None
+    if T is None:
+        left = None if stop_at is None else 0.3 * (stop_at - time.perf_counter())
+        T, bound = _exact.best_free_deadline(work, time_limit=left)
+    lp_bound, plan = _exact.relaxation_start(work, T, stop_at)
+    if lp_bound is None:
+        return _no_plan(instance, "lns")
+    bound = lp_bound if bound is None else bound
+    at_T = replace(work, deadline_s=T)
+    if plan is None and evaluate(at_T, fastest_choice(at_T)).feasible:
+        plan = fastest_choice(at_T).choice
+    stats = None
+    if plan is not None:
+        plan, stats = neighbourhood_search(
+            at_T,
+            plan,
+            time_limit=remaining_time(time_limit, tick, 0.0),
+            seed=seed,
+            window=window,
+            sub_time_limit=sub_time_limit,
+            reach=reach,
+            max_idle=max_idle,
+        )
+        bound = _exact.within_solver_tolerance(at_T, bound, evaluate(at_T, plan).energy_j)
+    stopped = stop_at is not None and time.perf_counter() >= stop_at - 0.05
+    extra = {"relaxation_deadline_s": T}
+    if stats is not None:
+        extra.update(
+            sub_milps=stats.sub_milps,
+            improvements=stats.improvements,
+            sub_milps_solved=stats.solved_to_optimality,
+            final_window=stats.window,
+        )
+    return pem_result(
+        instance,
+        "lns",
+        None if plan is None else report.to_original(instance, plan),
+        termination=TerminationReason.TIME_LIMIT if stopped else TerminationReason.COMPLETED,
+        bound=bound,
+        solver="highs",
+        solver_version=highs_version(),
+        extra=extra,
     )
 
 

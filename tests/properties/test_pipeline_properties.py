@@ -76,6 +76,7 @@ def test_exact_methods_bounds_and_heuristics_against_brute_force(inst):
     tau = inst.deadline_s / 200  # the crawl's time unit, scaled to the instance
     for method, opts in (
         ("relaxation-rounding", {}),
+        ("lns", {"max_idle": 5}),
         ("perseus", {"tau_s": tau, "progress": False}),
         ("perseus-exponential", {"tau_s": tau, "progress": False}),
         ("zeus-global", {}),

@@ -1,0 +1,286 @@
+"""Large-neighbourhood search on the PEM MILP: small sub-MILPs around an incumbent.
+
+On paper-size instances (8 stages x 48-96 microbatches, about 10 options per
+computation) the relaxation's rounded plan is about 1 % above the hull bound and
+HiGHS' full MILP improves it slowly. The search here (formulations/pem.md, Sec. 8)
+repeatedly frees the computations of one *neighbourhood* -- those whose start in
+the incumbent's earliest-start schedule falls in a window of the iteration, on all
+stages or on a band of adjacent stages -- keeps every other computation at its
+incumbent option, and solves that sub-MILP (Eqs. PEM-1..5 and PEM-7) with HiGHS,
+started from the incumbent. Start times stay free everywhere, so a sub-MILP may
+also move fixed computations in time. A plan replaces the incumbent only when the
+independent evaluator finds it feasible and cheaper, so the search never gets
+worse. The window grows while sub-MILPs are solved to optimality quickly and
+shrinks when they hit their own time limit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import time
+
+import highspy
+import numpy as np
+from scipy.sparse import coo_matrix
+
+from energyopt.pipeline.evaluator import evaluate
+from energyopt.pipeline.instance import PemInstance
+from energyopt.pipeline.timewindows import time_windows
+
+#: Least and largest neighbourhood, as a fraction of the deadline (the window's width).
+MIN_WINDOW, MAX_WINDOW = 0.02, 0.6
+
+
+@dataclasses.dataclass
+class _Rows:
+    """A constraint matrix under construction, in coordinate form."""
+
+    rows: list[int] = dataclasses.field(default_factory=list)
+    cols: list[int] = dataclasses.field(default_factory=list)
+    vals: list[float] = dataclasses.field(default_factory=list)
+    lower: list[float] = dataclasses.field(default_factory=list)
+    upper: list[float] = dataclasses.field(default_factory=list)
+
+    def add(self, cols, vals, lower: float, upper: float) -> None:
+        r = len(self.lower)
+        self.rows += [r] * len(cols)
+        self.cols += list(cols)
+        self.vals += list(vals)
+        self.lower.append(lower)
+        self.upper.append(upper)
+
+
+class SubMilp:
+    """The MILP of one instance at its deadline, re-solvable with most options fixed.
+
+    Options are encoded incrementally (Eq. PEM-6): with computation ``i``'s options
+    sorted by measured time, fastest first, the binary ``y_ik`` (``k >= 1``) means
+    "option ``k`` or a slower one", so fixing an option, or keeping it within
+    ``reach`` places, fixes a prefix and a suffix of the ``y_ik``. Times are in units
+    of the deadline and energies in units of :func:`energyopt.pipeline.exact.energy_unit`,
+    so HiGHS' absolute tolerances are relative ones. Columns: the ``y_ik``, then the
+    starts ``s_i``.
+    """
+
+    def __init__(self, instance: PemInstance) -> None:
+        from energyopt.pipeline.exact import energy_unit
+
+        if instance.deadline_s is None or instance.deadline_s <= 0:
+            raise ValueError("the neighbourhood search needs a positive deadline")
+        self.instance = instance
+        self.T = float(instance.deadline_s)
+        self.energy_unit = energy_unit(instance, self.T)
+        # Rank options by measured time, never by clock: measured profiles are noisy.
+        self.order = [np.argsort(t, kind="stable") for t in instance.option_times]
+        self.rank = [np.argsort(o, kind="stable") for o in self.order]
+        self.times = [t[o] / self.T for t, o in zip(instance.option_times, self.order)]
+        sizes = [len(t) - 1 for t in self.times]
+        self.offset = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        self.num_y = int(self.offset[-1])
+        cost, lower, upper = self._columns()
+        rows = _Rows()
+        self._nested(rows)
+        self._precedence(rows)
+        self._deadline(rows)
+        self.lp = _highs_lp(cost, lower, upper, rows, self.num_y)
+        self._lower, self._upper = lower, upper
+
+    def _y(self, i: int) -> range:
+        return range(self.offset[i], self.offset[i + 1])
+
+    def _columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Objective (Eq. PEM-5 through PEM-6c) and bounds, with the windows of Eq. PEM-7."""
+        inst, n, T = self.instance, self.instance.num_computations, self.T
+        windows = time_windows(inst)
+        es, tail, tmin = windows.earliest_start, windows.tail, windows.min_time
+        cost = np.zeros(self.num_y + n)
+        lower = np.zeros(self.num_y + n)
+        upper = np.ones(self.num_y + n)
+        for i in range(n):
+            c = inst.effective_energy(i)[self.order[i]] / self.energy_unit
+            cost[self._y(i)] = np.diff(c)
+            # PEM-7: an option that cannot fit between its head and tail is never
+            # chosen; options are sorted by time, so those are a suffix of the y_ik.
+            room = (T - es[i] - tail[i]) / T + 1e-9
+            upper[self._y(i)] = (self.times[i][1:] <= room).astype(float)
+        lower[self.num_y :] = es / T
+        upper[self.num_y :] = np.maximum(es / T, (T - tail - tmin) / T + 1e-9)
+        return cost, lower, upper
+
+    def _nested(self, rows: _Rows) -> None:
+        """Eq. PEM-6b: ``y_ik >= y_i,k+1`` (a slower option implies every faster step)."""
+        for i in range(self.instance.num_computations):
+            y = self._y(i)
+            for a, b in itertools.pairwise(y):
+                rows.add([a, b], [1.0, -1.0], 0.0, highspy.kHighsInf)
+
+    def _duration(self, i: int) -> tuple[list[int], np.ndarray, float]:
+        """Eqs. PEM-2, PEM-6c: ``d_i = t_i0 + sum_k (t_ik - t_i,k-1) y_ik``."""
+        return list(self._y(i)), np.diff(self.times[i]), float(self.times[i][0])
+
+    def _precedence(self, rows: _Rows) -> None:
+        """Eq. PEM-3: ``s_j - s_i - sum_k (t_ik - t_i,k-1) y_ik >= t_i0`` for every edge."""
+        s = self.num_y
+        for i, j in self.instance.edges:
+            ys, dt, t0 = self._duration(i)
+            rows.add([s + j, s + i, *ys], [1.0, -1.0, *(-dt)], t0, highspy.kHighsInf)
+
+    def _deadline(self, rows: _Rows) -> None:
+        """Eq. PEM-4: ``s_i + d_i <= T`` (= 1 in the model's units) for every sink."""
+        s = self.num_y
+        for i, succ in enumerate(self.instance.successors):
+            if not succ:
+                ys, dt, t0 = self._duration(i)
+                rows.add([s + i, *ys], [1.0, *dt], -highspy.kHighsInf, 1.0 - t0)
+
+    def solve(
+        self,
+        choice: tuple[int, ...],
+        free: np.ndarray,
+        time_limit: float,
+        seed: int = 0,
+        reach: int | None = None,
+    ) -> tuple[tuple[int, ...] | None, bool]:
+        """Re-optimise the computations in ``free``; the others keep ``choice``.
+
+        A freed computation may take options within ``reach`` places (in time order)
+        of its current one (``None``: any). Returns the sub-MILP's plan (``None`` when
+        HiGHS found none) and whether HiGHS proved it optimal for the neighbourhood.
+        """
+        lower, upper = self._lower.copy(), self._upper.copy()
+        ranks = [int(self.rank[i][k]) for i, k in enumerate(choice)]
+        for i, r in enumerate(ranks):
+            y = self.offset[i] + np.arange(self.offset[i + 1] - self.offset[i])
+            lo, hi = (
+                (r, r) if not free[i] else (0, len(y)) if reach is None else (r - reach, r + reach)
+            )
+            # y_ik (k = 1..) is 1 for k <= rank: fix those below lo+1 and above hi.
+            lower[y[: max(lo, 0)]] = 1.0
+            upper[y[max(hi, 0) :]] = 0.0
+        self.lp.col_lower_, self.lp.col_upper_ = lower, upper
+        h = _highs(self.lp, time_limit, seed)
+        h.run()
+        if h.getInfo().primal_solution_status < 2:
+            return None, False
+        y = np.asarray(h.getSolution().col_value)[: self.num_y]
+        plan = tuple(
+            int(self.order[i][round(y[self._y(i)].sum())])
+            for i in range(self.instance.num_computations)
+        )
+        return plan, h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+
+
+def _highs_lp(cost, lower, upper, rows: _Rows, num_int: int) -> highspy.HighsLp:
+    matrix = coo_matrix(
+        (rows.vals, (rows.rows, rows.cols)), shape=(len(rows.lower), len(cost))
+    ).tocsc()
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = len(cost), len(rows.lower)
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, lower, upper
+    lp.row_lower_ = np.asarray(rows.lower, dtype=float)
+    lp.row_upper_ = np.asarray(rows.upper, dtype=float)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = matrix.indptr
+    lp.a_matrix_.index_ = matrix.indices
+    lp.a_matrix_.value_ = matrix.data
+    kinds = [highspy.HighsVarType.kInteger] * num_int
+    lp.integrality_ = kinds + [highspy.HighsVarType.kContinuous] * (len(cost) - num_int)
+    return lp
+
+
+def _highs(lp: highspy.HighsLp, time_limit: float, seed: int) -> highspy.Highs:
+    # A fresh solver per sub-MILP: HiGHS' time limit counts from the object's first run.
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    h.setOptionValue("random_seed", int(seed) % (2**31 - 1))
+    h.setOptionValue("time_limit", max(0.01, float(time_limit)))
+    h.passModel(lp)
+    return h
+
+
+@dataclasses.dataclass
+class SearchStats:
+    """What the search did: sub-MILPs solved, improvements, and the final window."""
+
+    sub_milps: int = 0
+    improvements: int = 0
+    solved_to_optimality: int = 0
+    window: float = 0.0
+    history: list[tuple[float, float]] = dataclasses.field(default_factory=list)
+
+
+def neighbourhood_search(
+    instance: PemInstance,
+    start: tuple[int, ...],
+    *,
+    time_limit: float | None,
+    seed: int | None = None,
+    window: float = 0.15,
+    sub_time_limit: float = 3.0,
+    max_idle: int = 60,
+    reach: int | None = None,
+) -> tuple[tuple[int, ...], SearchStats]:
+    """Improve the feasible plan ``start`` of ``instance`` (with a deadline) by sub-MILPs.
+
+    Stops at ``time_limit`` seconds, or after ``max_idle`` sub-MILPs in a row that
+    did not improve the incumbent.
+    """
+    tick = time.perf_counter()
+    stop_at = None if time_limit is None else tick + float(time_limit)
+    best, energy = tuple(start), evaluate(instance, start).energy_j
+    stats = SearchStats(window=window, history=[(0.0, energy)])
+    model = SubMilp(instance)
+    rng = np.random.default_rng(seed)
+    stages = np.array([c.stage for c in instance.computations])
+    idle = 0
+    while idle < max_idle:
+        left = None if stop_at is None else stop_at - time.perf_counter()
+        if left is not None and left < 0.05:
+            break
+        free = _neighbourhood(rng, instance, best, stages, stats.window)
+        limit = sub_time_limit if left is None else min(sub_time_limit, left)
+        plan, proven = model.solve(
+            best, free, limit, seed=int(rng.integers(2**31 - 1)), reach=reach
+        )
+        stats.sub_milps += 1
+        stats.solved_to_optimality += proven
+        # Solved quickly: a larger neighbourhood is affordable; cut off: a smaller one.
+        stats.window = float(
+            np.clip(stats.window * (1.1 if proven else 0.8), MIN_WINDOW, MAX_WINDOW)
+        )
+        found = None if plan is None else evaluate(instance, plan)
+        if found is not None and found.feasible and found.energy_j < energy * (1 - 1e-12):
+            best, energy = plan, found.energy_j
+            stats.improvements += 1
+            stats.history.append((time.perf_counter() - tick, energy))
+            idle = 0
+        else:
+            idle += 1
+    return best, stats
+
+
+def _neighbourhood(
+    rng: np.random.Generator,
+    instance: PemInstance,
+    choice: tuple[int, ...],
+    stages: np.ndarray,
+    window: float,
+) -> np.ndarray:
+    """Computations starting in a random window of the iteration, on all stages or on a band.
+
+    Every other draw is a band of about half the stages with a window twice as wide,
+    so both neighbourhoods free about as many computations.
+    """
+    start = evaluate(instance, choice, None).start_s
+    T = float(instance.deadline_s)
+    band = rng.random() < 0.5 and instance.num_stages > 1
+    width = window * T * (2.0 if band else 1.0)
+    a = rng.uniform(-width / 2, T - width / 2)
+    free = (start >= a) & (start < a + width)
+    if band:
+        size = max(1, instance.num_stages // 2)
+        first = int(rng.integers(0, instance.num_stages - size + 1))
+        free &= (stages >= first) & (stages < first + size)
+    return free
