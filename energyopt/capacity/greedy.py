@@ -16,6 +16,10 @@ where the paper is silent. In short:
   (fastest first) for one that fits on an open node, then for one that fits on any
   node; a job is postponed only when nothing fits (so the greedy is work-conserving);
 * iteration 0 is the plain greedy (no randomness); MaxIt iterations keep the best f_OBJ.
+
+On clusters of more than ``LOOP_CLASSES`` node classes the iterations run side by side
+with numpy (:mod:`energyopt.capacity.greedy_batch`), with the same decisions, f_OBJ and
+trace as the loop below; with a deadline they run in batches, none started after it.
 """
 
 from __future__ import annotations
@@ -515,6 +519,8 @@ def randomized_greedy(
     deadline
         A ``time.perf_counter()`` value after which no new iteration starts (the
         first, deterministic one always runs); the trace says when it stopped one.
+        On more than ``LOOP_CLASSES`` node classes no new batch of iterations starts
+        after it; each batch is sized to take about half the time left.
 
     Returns
     -------

@@ -146,7 +146,7 @@ def _state_values(order, valid, kp, cls_of, cap, run_n, run_g, gmax):
     closed = (st_f == cap[st_node])[None, :]
     value = np.where(value >= kp, big, value + closed * (kp + 1))
     value = np.concatenate([value, np.full((J, 1), big)], axis=1)  # the dummy node
-    return value, node_off
+    return value.astype(np.int32), node_off
 
 
 def tables(
