@@ -337,6 +337,11 @@ def _batch(tb: Tables, instance: CapacityInstance, first: bool, draws: np.ndarra
     return _costs(tb, instance, theta, rate, tard, node_of), node_of, gpus_of
 
 
+#: A batch's rows x (draws + jobs + nodes) stays under this many array cells (2**22:
+#: 32 MiB per float64 array); 1000 iterations of 100 jobs on 100 nodes fit in one batch.
+ROW_CELLS = 2**22
+
+
 def batch_search(
     instance: CapacityInstance,
     tb: Tables,
@@ -346,16 +351,18 @@ def batch_search(
 ) -> tuple[list[int], list[int], list[float], int, bool]:
     """Iterations 0 .. max_iterations - 1 in batches: the best construction's nodes and
     GPUs, the best f_OBJ after each iteration, the number of improvements and whether the
-    deadline stopped the search. Without ``deadline`` one batch holds every iteration;
+    deadline stopped the search. Without ``deadline`` batches are as large as allowed;
     with one, iteration 0 runs alone and each later batch is sized to take about half the
-    time left (timed on the batch before), and no batch starts after the deadline."""
+    time left (timed on the batch before), and no batch starts after the deadline. A batch
+    holds at most ``ROW_CELLS / (draws + J + N)`` rows (at least 64), to bound memory."""
     J = instance.num_jobs
     n_draws = max(J - 1, 0) + int(tb.multi.sum())
     gen = _stream(seed)
     best, best_at, trace, improvements = np.inf, None, [], 0
-    done, size, stopped = 0, max_iterations if deadline is None else 1, False
+    most = max(64, ROW_CELLS // (n_draws + J + instance.num_nodes + 1))
+    done, size, stopped = 0, min(most, max_iterations) if deadline is None else 1, False
     while done < max_iterations:
-        if done and perf_counter() > deadline:
+        if deadline is not None and done and perf_counter() > deadline:
             stopped = True
             break
         tick = perf_counter()
@@ -370,6 +377,8 @@ def batch_search(
         if deadline is not None:
             per_it = (perf_counter() - tick) / size
             left = 0.5 * (deadline - perf_counter()) / per_it
-            size = int(min(max_iterations - done, max(16, left)))
+            size = int(min(max_iterations - done, most, max(16, left)))
+        else:
+            size = min(max_iterations - done, most)
     assert best_at is not None
     return best_at[0].tolist(), best_at[1].tolist(), trace, improvements, stopped

@@ -110,6 +110,23 @@ def test_batch_deadline(monkeypatch):
     assert same(far, none)
 
 
+def test_batches_of_64_rows(monkeypatch):
+    # The memory bound splits 300 iterations into batches of 64 rows: the draws continue
+    # one stream across batches and the best is kept across them.
+    inst = random_point(6, 25, 40, max_gpus=4)
+    loop = run(monkeypatch, "loop", inst, 300, seed=9)
+    monkeypatch.setattr(greedy.greedy_batch, "ROW_CELLS", 1)
+    sizes = []
+    construct = greedy.greedy_batch._construct
+    monkeypatch.setattr(
+        greedy.greedy_batch,
+        "_construct",
+        lambda tb, o, p: sizes.append(len(o)) or construct(tb, o, p),
+    )
+    assert same(loop, run(monkeypatch, "batch", inst, 300, seed=9))
+    assert sizes == [64, 64, 64, 64, 44]
+
+
 def test_numpy_stream_is_pythons_random():
     for seed in (0, 1, 12345, 2**40 + 3):
         py = random.Random(seed)
