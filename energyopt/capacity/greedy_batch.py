@@ -253,42 +253,38 @@ def _picks(tb: Tables, order: np.ndarray, draws: np.ndarray | None) -> np.ndarra
 def _construct(tb: Tables, order: np.ndarray, pick: np.ndarray):
     """The constructions of a batch, position by position (greedy._iteration per row).
 
+    Per row and node, ``state`` is the node's state index (see _state_values) and ``key``
+    is ``free * (J + 2) + stamp``, stamp being the step at which the node reached its
+    level (0 while closed): the node a class configuration of g GPUs goes to is the
+    candidate of least key among those with ``key >= g * (J + 2)``.
     Returns per row theta (inf: no job placed), the power rate, the tardiness and per
     job its node (-1: postponed) and GPUs."""
     B, J = order.shape
     N = len(tb.cap) - 1
     rows = np.arange(B)
-    col = rows[:, None]
-    state = np.repeat((tb.node_off[:-1] + tb.cap[:-1])[None, :], B, axis=0)
-    state = np.concatenate([state, np.full((B, 1), tb.node_off[-1])], axis=1)
-    stamp = np.zeros((B, N + 1), dtype=np.intp)  # when a node reached its level
+    base = rows * (N + 1)
+    state = np.repeat(np.append(tb.node_off[:-1] + tb.cap[:-1], tb.node_off[-1])[None, :], B, 0)
+    span = J + 2
+    key = np.repeat(np.maximum(tb.cap, 0)[None, :] * span, B, axis=0).ravel()
     node_of, gpus_of = np.full((B, J), -1), np.zeros((B, J), dtype=np.intp)
     theta, rate, tard = np.full(B, np.inf), np.zeros(B), np.zeros(B)
-    kp, big, span = tb.kp, 3 * tb.kp + 3, J + 2
+    kp, big, never = tb.kp, 3 * tb.kp + 3, np.iinfo(np.intp).max
     for s in range(J):
         j = order[:, s]
         fk = j * kp + pick[:, s]
-        crow, g, cand = tb.conf_row[fk], tb.conf_g[fk], tb.cand[tb.conf_row[fk]]
-        free = state[col, cand] - tb.cand_off[crow]
-        placed = (free >= g[:, None]).any(axis=1)  # the rule's pick fits (Alg. 1 line 10)
+        node, placed = _fitting_node(tb, key, base, fk, span, never)  # Alg. 1 line 10
         if not placed.all():  # ASSIGN_TO_SUBOPTIMAL: the first fitting fallback
             r = np.flatnonzero(~placed)
             best = tb.value[(j[r] * tb.vstride)[:, None] + state[r]].min(axis=1)
-            placed[r] = best < big
             fk[r] = np.where(best < big, j[r] * kp + np.where(best < kp, best, best - kp - 1), 0)
-            crow, g, cand = tb.conf_row[fk], tb.conf_g[fk], tb.cand[tb.conf_row[fk]]
-            free = state[col, cand] - tb.cand_off[crow]
-        if cand.shape[1] == 1:
-            node = cand[:, 0]
-        else:  # fewest free GPUs that fit, longest at that level, closed nodes by index
-            key = np.where(free >= g[:, None], free * span + stamp[col, cand], big * span)
-            node = cand[rows, key.argmin(axis=1)]
+            node, placed = _fitting_node(tb, key, base, fk, span, never)
+            placed[r] &= best < big
+        g = np.where(placed, tb.conf_g[fk], 0)
         node = np.where(placed, node, N)
-        g = np.where(placed, g, 0)
         old = state[rows, node]
         opens = old - tb.node_off[node] == tb.cap[node]
         state[rows, node] = old - g
-        stamp[rows, node] = s + 1
+        key[base + node] = (old - g - tb.node_off[node]) * span + s + 1
         own = (node == tb.run_n[j]) & (g == tb.run_g[j])  # a keep, even as a class config
         rate = rate + np.where(opens, tb.idle[node], 0.0)
         rate = rate + tb.gpu_rate[node, g]
@@ -298,6 +294,22 @@ def _construct(tb: Tables, order: np.ndarray, pick: np.ndarray):
         node_of[rows, j] = np.where(placed, node, -1)
         gpus_of[rows, j] = g
     return theta, rate, tard, node_of, gpus_of
+
+
+def _fitting_node(tb: Tables, key, base, fk, span: int, never: int):
+    """Per row, where configuration ``fk`` goes: among its candidate nodes with at least
+    its g free GPUs, the open one with the fewest, longest at that level, else the first
+    closed one (the loop's ASSIGN); and whether there is one."""
+    cand = tb.cand[tb.conf_row[fk]]
+    need = tb.conf_g[fk] * span
+    if cand.shape[1] == 1:
+        node = cand[:, 0]
+        return node, key[base + node] >= need
+    k = key[base[:, None] + cand]
+    k = np.where(k >= need[:, None], k, never)
+    at = k.argmin(axis=1)
+    rows = np.arange(len(fk))
+    return cand[rows, at], k[rows, at] < never
 
 
 def _costs(tb: Tables, instance: CapacityInstance, theta, rate, tard, node_of) -> np.ndarray:
