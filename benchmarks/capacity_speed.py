@@ -17,8 +17,8 @@ Each pair must return the same schedule, f_OBJ and trace (the script raises othe
 
 ``--class-sweep`` times the current ``randomized_greedy`` on N = 100, J = 100 points of
 ``random_point`` whose nodes keep their GPU type and count but take the powers of node
-``n mod K`` (K power profiles), so that the number of node classes goes from a handful
-to N; each point is run through the Python loop and through the numpy batch
+``n mod K`` (K power profiles; K = 0: one class per GPU type), so that the number of
+node classes goes from 2 to N; each point is run through the Python loop and through the numpy batch
 (``greedy.LOOP_CLASSES`` forced), which must agree exactly.
 
     .venv/bin/python benchmarks/capacity_speed.py
@@ -101,12 +101,19 @@ def heterogeneous(args) -> None:
 
 
 def profiled(inst, k: int):
-    """``inst`` with node n drawing the powers of node ``n mod k`` (type, GPUs kept)."""
-    nodes = inst.nodes
+    """``inst`` with node n drawing the powers of node ``n mod k`` (type, GPUs kept); with
+    ``k = 0`` every node of a GPU type a copy of the type's first node with the type's
+    largest GPU count (one class per type; running jobs still fit)."""
+    nodes, first, size = inst.nodes, {}, {}
+    for node in nodes:
+        first.setdefault(node.gpu_type, node)
+        size[node.gpu_type] = max(size.get(node.gpu_type, 0), node.num_gpus)
     return dataclasses.replace(
         inst,
         nodes=tuple(
-            dataclasses.replace(
+            dataclasses.replace(first[node.gpu_type], name=node.name, num_gpus=size[node.gpu_type])
+            if k == 0
+            else dataclasses.replace(
                 node,
                 idle_power_w=nodes[n % k].idle_power_w,
                 gpu_power_w=nodes[n % k].gpu_power_w,
@@ -164,7 +171,7 @@ def main() -> None:
     ap.add_argument("--het-jobs", type=int, default=100)
     ap.add_argument("--points", type=int, default=3, help="heterogeneous points per size")
     ap.add_argument("--class-sweep", action="store_true", help="see the module docstring")
-    ap.add_argument("--profiles", type=int, nargs="+", default=[1, 2, 4, 8, 16, 100])
+    ap.add_argument("--profiles", type=int, nargs="+", default=[0, 1, 2, 4, 8, 16, 100])
     args = ap.parse_args()
     if args.class_sweep:
         class_sweep(args)

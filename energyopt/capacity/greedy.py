@@ -263,10 +263,12 @@ class _Placements(dict):
 #: Clusters of at most this many node classes run the Python loop (_iteration), where a
 #: job goes being remembered per key (mask, own, pick); on more classes the iterations run
 #: side by side with numpy (greedy_batch), whose cost does not depend on the number of
-#: classes. With 100 nodes, 100 jobs and MaxIt 1000 the loop took 0.03 s on one class,
-#: 0.06 s on 4, 0.09 s on 8 and 0.16 s on 16 (more keys are new); the batch 0.05-0.06 s
-#: from 4 classes up, 0.09 s on one class of 100 nodes (docs/capacity.md).
-LOOP_CLASSES = 4
+#: classes. The loop's does (more keys are new): on 100 nodes, 100 jobs and MaxIt 1000
+#: it took 0.06 s on 2 classes, 0.07 s on 4, 0.1 s on 8 and 0.7 s on 100, the batch
+#: 0.04-0.05 s from 2 classes up (benchmarks/capacity_speed.py --class-sweep,
+#: docs/capacity.md). The loop is kept for 1-2 classes (the paper's scenarios), where it
+#: is as fast or faster.
+LOOP_CLASSES = 2
 
 
 def _level_bits(conf, offset: list[int], top: list[int], closed: bool) -> int:
