@@ -15,11 +15,13 @@ by row, the same decisions as the loop:
   with closed nodes ranked after open ones, so ASSIGN_TO_SUBOPTIMAL's two passes are one
   minimum over the nodes;
 * the node chosen among its class is the one with the fewest free GPUs that fit, the
-  longest at that level first (the Python loop's buckets), closed nodes last by index.
+  longest at that level first (the Python loop's buckets), closed nodes last by index:
+  the least of one key per node, ``free * (J + 2) + step it reached that level``.
 
 Every floating-point value is computed with the same operations in the same order as
-the loop, so schedules, f_OBJ and traces are identical (tests/capacity check it). The
-cost of a batch is O(J * rows * N) and does not depend on the number of node classes.
+the loop, so schedules, f_OBJ and traces are identical
+(tests/capacity/test_capacity_greedy_batch.py). The cost of a batch is O(J * rows * N)
+and does not depend on the number of node classes.
 """
 
 from __future__ import annotations
@@ -49,7 +51,6 @@ class Tables:
     multi: np.ndarray  # per job: whether it draws (more than one candidate)
     value: np.ndarray  # per job and node state: first fitting position (see _state_values)
     cand: np.ndarray  # candidate rows: their nodes, padded with N
-    cand_off: np.ndarray  # the nodes' state offsets
     node_off: np.ndarray  # per node: index of its state with 0 free GPUs
     cap: np.ndarray  # per node: GPUs (dummy: -1, never opens)
     idle: np.ndarray
@@ -179,7 +180,7 @@ def tables(
     for c, m in enumerate(members):
         cand[c, : len(m)] = m
     cand[C:, 0] = run_n
-    keep = np.flatnonzero(is_keep.any(axis=1))
+    keep = np.flatnonzero(run_g > 0)  # running jobs: the grid's last column
     keep_t, keep_tard = np.zeros(J), np.zeros(J)
     keep_t[keep] = t[keep, -1]
     keep_tard[keep] = tard[keep, -1]
@@ -197,7 +198,6 @@ def tables(
         multi=n_rule > 1,
         value=value.ravel(),
         cand=cand,
-        cand_off=node_off[cand],
         node_off=node_off,
         cap=np.append(cap, -1),
         idle=np.array([node.idle_power_w for node in instance.nodes] + [0.0]),
@@ -230,12 +230,11 @@ def _orders(tb: Tables, swaps: np.ndarray) -> np.ndarray:
     return out
 
 
-def _picks(tb: Tables, order: np.ndarray, draws: np.ndarray | None) -> np.ndarray:
+def _picks(tb: Tables, order: np.ndarray, draws: np.ndarray) -> np.ndarray:
     """Per row and position, the index of the rule's pick: ``bisect_right(cum, u * tot)``
-    with u the row's next configuration draw (jobs with one candidate draw none);
-    ``draws`` is ``None`` for iteration 0 (the rule's choice)."""
+    with u the row's next configuration draw (jobs with one candidate draw none)."""
     picks = np.zeros(order.shape, dtype=np.intp)
-    if draws is None or draws.shape[1] == 0:
+    if draws.shape[1] == 0:
         return picks
     J = order.shape[1]
     multi = tb.multi[order]
