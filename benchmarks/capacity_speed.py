@@ -15,13 +15,21 @@ alternating the two on each point: ``random_point(seed, N, J, max_gpus=4)`` has 
 node in its own class (random powers, V100 or T4, 1-4 GPUs) and half the jobs running.
 Each pair must return the same schedule, f_OBJ and trace (the script raises otherwise).
 
+``--class-sweep`` times the current ``randomized_greedy`` on N = 100, J = 100 points of
+``random_point`` whose nodes keep their GPU type and count but take the powers of node
+``n mod K`` (K power profiles; K = 0: one class per GPU type), so that the number of
+node classes goes from 2 to N; each point is run through the Python loop and through the numpy batch
+(``greedy.LOOP_CLASSES`` forced), which must agree exactly.
+
     .venv/bin/python benchmarks/capacity_speed.py
     .venv/bin/python benchmarks/capacity_speed.py --heterogeneous
+    .venv/bin/python benchmarks/capacity_speed.py --class-sweep
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import os
 import platform
@@ -92,6 +100,59 @@ def heterogeneous(args) -> None:
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
 
 
+def profiled(inst, k: int):
+    """``inst`` with node n drawing the powers of node ``n mod k`` (type, GPUs kept); with
+    ``k = 0`` every node of a GPU type a copy of the type's first node with the type's
+    largest GPU count (one class per type; running jobs still fit)."""
+    nodes, first, size = inst.nodes, {}, {}
+    for node in nodes:
+        first.setdefault(node.gpu_type, node)
+        size[node.gpu_type] = max(size.get(node.gpu_type, 0), node.num_gpus)
+    return dataclasses.replace(
+        inst,
+        nodes=tuple(
+            dataclasses.replace(first[node.gpu_type], name=node.name, num_gpus=size[node.gpu_type])
+            if k == 0
+            else dataclasses.replace(
+                node,
+                idle_power_w=nodes[n % k].idle_power_w,
+                gpu_power_w=nodes[n % k].gpu_power_w,
+            )
+            for n, node in enumerate(nodes)
+        ),
+    )
+
+
+def class_sweep(args) -> None:
+    """The ``--class-sweep`` table: loop and batch on points of K power profiles."""
+    n, jobs = 100, args.het_jobs
+    print(f"N = {n}, J = {jobs}, MaxIt {args.max_it}, seed 0; LOOP_CLASSES = {greedy.LOOP_CLASSES}")
+    print(f"load average before: {os.getloadavg()[0]:.2f}\n")
+    print("| power profiles K | node classes | loop CPU median s | batch CPU median s | path |")
+    print("|---:|---:|---:|---:|---|")
+    default = greedy.LOOP_CLASSES
+    for k in args.profiles:
+        times: dict[str, list[float]] = {"loop": [], "batch": []}
+        classes = []
+        for seed in range(args.points):
+            inst = profiled(random_point(seed, n, jobs, max_gpus=4, running_fraction=0.5), k)
+            classes.append(len({node.node_class for node in inst.nodes}))
+            out = {}
+            for path in ("loop", "batch"):
+                greedy.LOOP_CLASSES = 10**9 if path == "loop" else -1
+                out[path], cpu = cpu_call(greedy.randomized_greedy, inst, args.max_it, seed=0)
+                times[path].append(cpu)
+            greedy.LOOP_CLASSES = default
+            a, b = out["loop"], out["batch"]
+            if a[0] != b[0] or a[1] != b[1] or a[2].best_per_iteration != b[2].best_per_iteration:
+                raise AssertionError(f"K={k} seed={seed}: loop and batch disagree")
+        c = statistics.median(classes)
+        lo, ba = statistics.median(times["loop"]), statistics.median(times["batch"])
+        path = "loop" if c <= default else "batch"
+        print(f"| {k} | {c:.0f} | {lo:.3f} | {ba:.3f} | {path} |")
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=100)
@@ -109,7 +170,12 @@ def main() -> None:
     ap.add_argument("--het-nodes", type=int, nargs="+", default=[20, 50, 100])
     ap.add_argument("--het-jobs", type=int, default=100)
     ap.add_argument("--points", type=int, default=3, help="heterogeneous points per size")
+    ap.add_argument("--class-sweep", action="store_true", help="see the module docstring")
+    ap.add_argument("--profiles", type=int, nargs="+", default=[0, 1, 2, 4, 8, 16, 100])
     args = ap.parse_args()
+    if args.class_sweep:
+        class_sweep(args)
+        return
     if args.heterogeneous:
         heterogeneous(args)
         return

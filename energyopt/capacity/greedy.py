@@ -16,6 +16,10 @@ where the paper is silent. In short:
   (fastest first) for one that fits on an open node, then for one that fits on any
   node; a job is postponed only when nothing fits (so the greedy is work-conserving);
 * iteration 0 is the plain greedy (no randomness); MaxIt iterations keep the best f_OBJ.
+
+On clusters of more than ``LOOP_CLASSES`` node classes the iterations run side by side
+with numpy (:mod:`energyopt.capacity.greedy_batch`), with the same decisions, f_OBJ and
+trace as the loop below; with a deadline they run in batches, none started after it.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import random
 from itertools import compress, count, repeat, starmap
 from time import perf_counter
 
+from energyopt.capacity import greedy_batch
 from energyopt.capacity.evaluator import Assignment
 from energyopt.capacity.instance import CapacityInstance
 
@@ -214,8 +219,7 @@ class _Placements(dict):
         return value
 
     def place(self, i: int, mask: int, own: int) -> tuple:
-        """The value of key ``(mask * 3 + own) * len(rule) + i``, not remembered: on
-        heterogeneous clusters a key seldom comes back (see ``MEMO_CLASSES``)."""
+        """The value of key ``(mask * 3 + own) * len(rule) + i`` (computed, not looked up)."""
         k, _ = self.first_fit(i, mask, own)
         if k < 0:
             value = ()  # nothing fits: postponed
@@ -256,10 +260,15 @@ class _Placements(dict):
         return -1, False
 
 
-#: Where a job goes is remembered per key (mask, own, pick) only on clusters of at most
-#: this many node classes: with every node its own class (100 heterogeneous nodes) 99 %
-#: of the keys were new, and hashing and storing them cost more than recomputing.
-MEMO_CLASSES = 16
+#: Clusters of at most this many node classes run the Python loop (_iteration), where a
+#: job goes being remembered per key (mask, own, pick); on more classes the iterations run
+#: side by side with numpy (greedy_batch), whose cost does not depend on the number of
+#: classes. The loop's does (more keys are new): on 100 nodes, 100 jobs and MaxIt 1000
+#: it took 0.06 s on 2 classes, 0.07 s on 4, 0.1 s on 8 and 0.7 s on 100, the batch
+#: 0.04-0.05 s from 2 classes up (benchmarks/capacity_speed.py --class-sweep,
+#: docs/capacity.md). The loop is kept for 1-2 classes (the paper's scenarios), where it
+#: is as fast or faster.
+LOOP_CLASSES = 2
 
 
 def _level_bits(conf, offset: list[int], top: list[int], closed: bool) -> int:
@@ -287,7 +296,6 @@ class _Search:
     """Per job: the rule's cumulative 1/score and its total, the rule's length, the
     memo key's stride and own-node terms, the remembered placements (_Placements), the
     node and g it runs on, and its "keep" time and tardiness."""
-    memo: bool
     swap_p: list[float]
     base_order: list[int]
     postpone_base: list[tuple[float, float]]
@@ -304,8 +312,8 @@ class _Search:
 
 def _per_job(
     instance: CapacityInstance, of_node: list[int], members: list[list[int]], offset: list[int]
-) -> tuple[list[tuple], bool]:
-    """The per-job entries of :class:`_Search`, and whether placements are memoized."""
+) -> list[tuple]:
+    """The per-job entries of :class:`_Search`."""
     jobs, N = instance.jobs, len(instance.nodes)
     cap = [node.num_gpus for node in instance.nodes]
     top = [cap[m[0]] for m in members]
@@ -313,7 +321,6 @@ def _per_job(
     def as_tuple(c: _Config) -> tuple[int, int, float, float]:
         return (c.cls, c.g, c.time_s, c.tardiness_eur)
 
-    memo = len(members) <= MEMO_CLASSES
     per_job = []
     for j, (rule, cum, fallback) in enumerate(_job_configs(instance, of_node, members)):
         n_rule = len(rule)
@@ -333,7 +340,7 @@ def _per_job(
                 cum[-1],
                 n_rule,
                 3 * n_rule,
-                tuple(x * n_rule for x in own) if memo else tuple(own),
+                tuple(x * n_rule for x in own),
                 _Placements(rule_t, fallback_t, offset, top, of_node[run_n] if run_n < N else -1),
                 run_n,
                 run_g,
@@ -341,12 +348,14 @@ def _per_job(
                 keep_tard,
             )
         )
-    return per_job, memo
+    return per_job
 
 
-def _search(instance: CapacityInstance, swap_probability: float) -> _Search:
-    """The data of one call of :func:`randomized_greedy` (pressure order, Eq. 2; swaps)."""
-    of_node, members = _node_classes(instance)
+def _order_terms(
+    instance: CapacityInstance, swap_probability: float
+) -> tuple[list[float], list[int], list[tuple[float, float]]]:
+    """Per job its swap probability, the pressure order (Eq. 2) and the postponement terms
+    ``(beta w_j, T_c + min restart time - d_j)``."""
     jobs, J = instance.jobs, instance.num_jobs
     now, beta = instance.now_s, instance.postponement_penalty
     weights = [job.tardiness_weight_eur_per_s for job in jobs]
@@ -354,11 +363,26 @@ def _search(instance: CapacityInstance, swap_probability: float) -> _Search:
     w_ref = min(positive) if positive else 1.0
     pressure = [now + float(instance.min_time_s[j]) - jobs[j].due_s for j in range(J)]  # Eq. 2
     rmin = [float(x) for x in instance.min_restart_time_s]
+    return (
+        [swap_probability * w_ref / max(w, w_ref) for w in weights],
+        sorted(range(J), key=lambda j: (-pressure[j], j)),
+        [
+            (beta * jobs[j].tardiness_weight_eur_per_s, now + rmin[j] - jobs[j].due_s)
+            for j in range(J)
+        ],
+    )
+
+
+def _search(instance: CapacityInstance, swap_probability: float) -> _Search:
+    """The data of one call of :func:`randomized_greedy` (pressure order, Eq. 2; swaps)."""
+    of_node, members = _node_classes(instance)
+    J = instance.num_jobs
     cap = [node.num_gpus for node in instance.nodes]
     gpu_w = [node.gpu_power_w for node in instance.nodes]
     top = [cap[m[0]] for m in members]  # G_c
     offset = [sum(t + 1 for t in top[:c]) for c in range(len(members))]
-    per_job, memo = _per_job(instance, of_node, members, offset)
+    per_job = _per_job(instance, of_node, members, offset)
+    swap_p, base_order, postpone_base = _order_terms(instance, swap_probability)
     # A randomized iteration draws J - 1 numbers for the swaps, then one per job with more
     # than one candidate: the same count whatever the order, so an iteration's draws are
     # taken in one go (the same calls in the same order), and a job the search never
@@ -367,13 +391,9 @@ def _search(instance: CapacityInstance, swap_probability: float) -> _Search:
     return _Search(
         instance=instance,
         per_job=per_job,
-        memo=memo,
-        swap_p=[swap_probability * w_ref / max(w, w_ref) for w in weights],
-        base_order=sorted(range(J), key=lambda j: (-pressure[j], j)),
-        postpone_base=[
-            (beta * jobs[j].tardiness_weight_eur_per_s, now + rmin[j] - jobs[j].due_s)
-            for j in range(J)
-        ],
+        swap_p=swap_p,
+        base_order=base_order,
+        postpone_base=postpone_base,
         cap=cap,
         idle_w=[node.idle_power_w for node in instance.nodes],
         gpu_rate=[[g * w for g in range(G + 1)] for G, w in zip(cap, gpu_w)],
@@ -395,7 +415,7 @@ def _iteration(
     entry is inf); ``draws`` (``None`` in iteration 0) picks each job's candidate.
     Returns f_OBJ and, per job, its node (-1: postponed) and GPUs.
     """
-    per_job, memo, swap_p, gpu_rate = sd.per_job, sd.memo, sd.swap_p, sd.gpu_rate
+    per_job, swap_p, gpu_rate = sd.per_job, sd.swap_p, sd.gpu_rate
     idle_w, bit0, bisect_right, inf = sd.idle_w, sd.bit0, bisect.bisect_right, float("inf")
     J = len(per_job)
     k = sd.n_swaps  # the next draw of a configuration
@@ -422,9 +442,7 @@ def _iteration(
         else:
             i = 0
         f = free[run_n]  # the own node's free GPUs (the spare 0 when not running)
-        where = (
-            placements[mask * stride + own[f] + i] if memo else placements.place(i, mask, own[f])
-        )
+        where = placements[mask * stride + own[f] + i]
         if not where:
             postponed = True
             continue  # nothing fits anywhere: postponed
@@ -503,6 +521,8 @@ def randomized_greedy(
     deadline
         A ``time.perf_counter()`` value after which no new iteration starts (the
         first, deterministic one always runs); the trace says when it stopped one.
+        On more than ``LOOP_CLASSES`` node classes no new batch of iterations starts
+        after it; each batch is sized to take about half the time left.
 
     Returns
     -------
@@ -513,6 +533,16 @@ def randomized_greedy(
         raise ValueError(f"max_iterations = {max_iterations!r}: must be >= 1")
     if not 0.0 <= swap_probability <= 1.0:
         raise ValueError(f"swap_probability = {swap_probability!r}: must be in [0, 1]")
+    of_node, members = _node_classes(instance)
+    if len(members) > LOOP_CLASSES:  # many node classes: iterations side by side (numpy)
+        tables = greedy_batch.tables(
+            instance, of_node, members, *_order_terms(instance, swap_probability)
+        )
+        nodes, gpus, best, improvements, stopped = greedy_batch.batch_search(
+            instance, tables, max_iterations, seed, deadline
+        )
+        assignment = tuple([None if n < 0 else (n, g) for n, g in zip(nodes, gpus)])
+        return assignment, best[-1], GreedyTrace(best, improvements, stopped)
     draw = random.Random(seed).random
     sd = _search(instance, swap_probability)
     inf = float("inf")
