@@ -208,6 +208,7 @@ class SearchStats:
     improvements: int = 0
     solved_to_optimality: int = 0
     window: float = 0.0
+    reach: int | None = None
     history: list[tuple[float, float]] = dataclasses.field(default_factory=list)
 
 
@@ -224,25 +225,32 @@ def neighbourhood_search(
 ) -> tuple[tuple[int, ...], SearchStats]:
     """Improve the feasible plan ``start`` of ``instance`` (with a deadline) by sub-MILPs.
 
-    Stops at ``time_limit`` seconds, or after ``max_idle`` sub-MILPs in a row that
-    did not improve the incumbent.
+    After ``max_idle`` sub-MILPs in a row that did not improve the incumbent, freed
+    computations may reach one option further (``reach`` + 1, then any option) and the
+    window starts again at ``window``; the search stops at ``time_limit`` seconds, or
+    when even that found nothing for ``max_idle`` sub-MILPs.
     """
     tick = time.perf_counter()
     stop_at = None if time_limit is None else tick + float(time_limit)
     best, energy = tuple(start), evaluate(instance, start).energy_j
-    stats = SearchStats(window=window, history=[(0.0, energy)])
+    stats = SearchStats(window=window, reach=reach, history=[(0.0, energy)])
     model = SubMilp(instance)
     rng = np.random.default_rng(seed)
     stages = np.array([c.stage for c in instance.computations])
     idle = 0
-    while idle < max_idle:
+    widest = max(len(t) for t in instance.option_times)
+    while idle < max_idle or stats.reach is not None:
+        if idle >= max_idle:
+            # Stuck in this neighbourhood structure: let freed computations go further.
+            stats.reach = None if stats.reach + 1 >= widest - 1 else stats.reach + 1
+            stats.window, idle = window, 0
         left = None if stop_at is None else stop_at - time.perf_counter()
         if left is not None and left < 0.05:
             break
         free = _neighbourhood(rng, instance, best, stages, stats.window)
         limit = sub_time_limit if left is None else min(sub_time_limit, left)
         plan, proven = model.solve(
-            best, free, limit, seed=int(rng.integers(2**31 - 1)), reach=reach
+            best, free, limit, seed=int(rng.integers(2**31 - 1)), reach=stats.reach
         )
         stats.sub_milps += 1
         stats.solved_to_optimality += proven

@@ -237,8 +237,9 @@ def solve_lns(
 
     ``window`` is the first neighbourhood's width as a fraction of the deadline;
     ``reach`` limits a freed computation to options within that many places of its
-    incumbent option in time order (``None``: all options); the search ends at
-    ``time_limit`` or after ``max_idle`` sub-MILPs in a row without improvement. The
+    incumbent option in time order (``None``: all options), widened by one after
+    ``max_idle`` sub-MILPs in a row without improvement; the search ends at
+    ``time_limit`` or when even all options found nothing for ``max_idle`` sub-MILPs. The
     bound is the relaxation's (Eq. PEM-R6). Without a deadline the search runs at
     the deadline that minimises the relaxation's bound (Eq. PEM-R7).
     """
@@ -277,6 +278,7 @@ def solve_lns(
             improvements=stats.improvements,
             sub_milps_solved=stats.solved_to_optimality,
             final_window=stats.window,
+            final_reach=stats.reach,
         )
     return pem_result(
         instance,
