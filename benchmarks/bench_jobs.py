@@ -31,6 +31,7 @@ The machine's load average is printed before and after: a busy machine shrinks s
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 import json
 import os
 import platform
@@ -57,12 +58,17 @@ def bench_run(args: argparse.Namespace, store: Path, extra: list[str], root: Pat
         "--seeds", *map(str, args.seeds), "--time-limit", str(args.time_limit),
         "--store", str(store), "--no-progress", *extra,
     ]  # fmt: skip
+    LAUNCHED[store] = time.time()
     tick = time.perf_counter()
     run = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=_env(root))
     wall = time.perf_counter() - tick
     if run.returncode not in (0, 1):  # 1: some cells failed, which the contents check shows
         raise SystemExit(f"bench failed ({run.returncode}): {run.stderr.strip()[-500:]}")
     return wall
+
+
+#: Store -> Unix time at which its ``bench`` command was launched.
+LAUNCHED: dict[Path, float] = {}
 
 
 def _env(root: Path = ROOT) -> dict[str, str]:
@@ -79,6 +85,18 @@ def overheads(store: Path) -> list[float]:
     ).fetchall()
     db.close()
     return [r[0] for r in rows[1:]]
+
+
+def phases(store: Path) -> tuple[float, float, float]:
+    """Seconds from the command's launch to its first cell's start (start-up: interpreter,
+    imports, planning, cell server), from then to the last cell's end, and the sum of the
+    cells' wall-clock times (the work that jobs can share)."""
+    db = sqlite3.connect(store)
+    rows = db.execute("SELECT finished_at, wall_s FROM cells").fetchall()
+    db.close()
+    ends = [_dt.datetime.fromisoformat(f).timestamp() for f, _ in rows]
+    first = min(e - w for e, (_, w) in zip(ends, rows))
+    return first - LAUNCHED[store], max(ends) - first, sum(w for _, w in rows)
 
 
 class LocalCluster:
@@ -148,16 +166,19 @@ def report(walls: dict, stores: dict, over: dict) -> None:
     for label, ws in walls.items():
         med = statistics.median(ws)
         ov = over[label]
+        start, span, work = (statistics.median(x) for x in zip(*map(phases, stores[label])))
         # a baseline's speed-up is against its own --jobs 1
         base = statistics.median(walls["baseline --jobs 1" if "baseline" in label else "--jobs 1"])
         rows.append([
             label, len(ws), f"{med:.2f}", f"{min(ws):.2f}", f"{base / med:.2f}x",
             f"{med / jobs2:.2f}", f"{1e3 * statistics.median(ov):.1f}",
-            f"{1e3 * statistics.mean(ov):.1f}",
+            f"{1e3 * statistics.mean(ov):.1f}", f"{start:.2f}", f"{span:.2f}", f"{work:.2f}",
         ])  # fmt: skip
     heads = ["run", "runs", "median wall (s)", "min wall (s)", "speed-up vs --jobs 1",
-             "wall / --jobs 2", "cell overhead median (ms)", "mean (ms)"]  # fmt: skip
+             "wall / --jobs 2", "cell overhead median (ms)", "mean (ms)",
+             "start-up (s)", "cells span (s)", "sum of cell walls (s)"]  # fmt: skip
     print(format_table(heads, rows))
+    amdahl(walls, stores)
     contents = {}
     for label, ss in stores.items():
         for i, s in enumerate(ss):
@@ -172,6 +193,21 @@ def report(walls: dict, stores: dict, over: dict) -> None:
                 if x != y:
                     diff = [(col, u, v) for col, u, v in zip(CONTENT_COLUMNS, x, y) if u != v]
                     print(f"  {run}: {x[0]}: {diff}")
+
+
+def amdahl(walls: dict, stores: dict) -> None:
+    """The most ``--jobs 2`` can gain on two cores, from the ``--jobs 1`` runs: all but
+    the cells' wall-clock times is serial (start-up before the first cell, the end after
+    the last), and the cells at best split evenly between two jobs at no extra cost."""
+    wall = statistics.median(walls["--jobs 1"])
+    start, _, work = (statistics.median(x) for x in zip(*map(phases, stores["--jobs 1"])))
+    serial = wall - work
+    print(
+        f"Amdahl, from --jobs 1 (medians): {wall:.2f} s = {serial:.2f} s serial (start-up "
+        f"{start:.2f} s, between and after the cells {serial - start:.2f} s) + {work:.2f} s "
+        f"of cells; two jobs at best {serial:.2f} + {work:.2f} / 2 = {serial + work / 2:.2f} s: "
+        f"at most {wall / (serial + work / 2):.2f}x"
+    )
 
 
 def main() -> None:
