@@ -19,7 +19,7 @@ the first cell of each run. Finally every store must hold the same contents
 (``ResultsStore.contents()``: everything but timings).
 
     python benchmarks/bench_jobs.py [--suite smoke] [--seeds 0] [--repeat 3] [--dask]
-                                    [--baseline TREE]
+                                    [--time-limit 30] [--grace S] [--baseline TREE]
 
 With ``--baseline TREE`` the same ``--jobs 1`` and ``--jobs 2`` runs of another source tree
 (``git worktree add TREE main``) are interleaved with these, so that a change is compared
@@ -58,6 +58,8 @@ def bench_run(args: argparse.Namespace, store: Path, extra: list[str], root: Pat
         "--seeds", *map(str, args.seeds), "--time-limit", str(args.time_limit),
         "--store", str(store), "--no-progress", *extra,
     ]  # fmt: skip
+    if args.grace is not None:
+        cmd += ["--grace", str(args.grace)]
     LAUNCHED[store] = time.time()
     tick = time.perf_counter()
     run = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=_env(root))
@@ -216,6 +218,7 @@ def main() -> None:
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--time-limit", type=float, default=30.0)
+    ap.add_argument("--grace", type=float, default=None, help="bench's --grace (default its own)")
     ap.add_argument("--dask", action="store_true", help="also on a localhost Dask cluster")
     ap.add_argument(
         "--baseline",
