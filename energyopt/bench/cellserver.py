@@ -19,6 +19,10 @@ Protocol on one connection per cell (lines of UTF-8 text):
 * server -> client: ``exit <code>`` once the cell's process has ended (negative: killed by
   signal).
 
+Planning a batch (:meth:`CellServer.plan`) uses the same connection: the client sends
+``{"plan": <arguments of plan_cells>}``, and the spare answers with the cells, or the
+exception planning raised, as one JSON line (the server's ``exit`` line, if it died).
+
 The client (:func:`run_cell_warm`, in the caller's or the Dask worker's thread) enforces
 the time limit: ``time_limit_s + grace_s`` after ``ready`` it kills the cell's process
 group (the child leads a group of its own, so the method's children die too). A cell that
@@ -193,16 +197,18 @@ def _spare(listener: socket.socket, ctrl: socket.socket, inherited: list[socket.
             socket.send_fds(ctrl, [str(os.getpid()).encode()], [conn.fileno()])
             ctrl.close()
             _plan(conn, request["plan"])
-            os._exit(0)
-        spec, log_path = request["spec"], request["log"]
-        missing = [m for m in _modules(spec) if m not in sys.modules]
-        socket.send_fds(ctrl, [f"{os.getpid()} {' '.join(missing)}".encode()], [conn.fileno()])
-        ctrl.close()
-        _solve(conn, spec, log_path)
-        code = 0
-        # The result is sent: tearing down this copy of the warm interpreter (5 ms of
-        # CPU) may wait for the cells still running.
-        os.nice(19)
+            code = 0
+        else:
+            spec, log_path = request["spec"], request["log"]
+            missing = [m for m in _modules(spec) if m not in sys.modules]
+            msg = f"{os.getpid()} {' '.join(missing)}".encode()
+            socket.send_fds(ctrl, [msg], [conn.fileno()])
+            ctrl.close()
+            _solve(conn, spec, log_path)
+            code = 0
+            # The result is sent: tearing down this copy of the warm interpreter (5 ms of
+            # CPU) may wait for the cells still running.
+            os.nice(19)
     except BaseException:
         pass
     sys.stdout.flush()
@@ -321,11 +327,15 @@ class CellServer:
         (which has imported the families), ``request`` being its arguments; raises what
         planning raised."""
         self.wait_ready()
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.connect(self.path)
-            conn.sendall(json.dumps({"plan": {**request, "cwd": os.getcwd()}}).encode() + b"\n")
-            with conn.makefile("rb") as fh:
-                line = fh.readline()  # the answer, or the server's ``exit`` if it died
+        ask = json.dumps({"plan": {**request, "cwd": os.getcwd()}}).encode() + b"\n"
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.connect(self.path)
+                conn.sendall(ask)
+                with conn.makefile("rb") as fh:
+                    line = fh.readline()  # the answer, or the server's ``exit`` if it died
+        except OSError as exc:  # not a user's file: the server's socket is gone
+            raise RuntimeError(f"planning in the cell server failed ({exc})") from None
         if not line.startswith(b"{"):
             why = line.decode(errors="replace").strip() or "no answer"
             raise RuntimeError(f"planning in the cell server failed ({why})")
