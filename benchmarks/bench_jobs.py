@@ -19,6 +19,11 @@ the first cell of each run. Finally every store must hold the same contents
 (``ResultsStore.contents()``: everything but timings).
 
     python benchmarks/bench_jobs.py [--suite smoke] [--seeds 0] [--repeat 3] [--dask]
+                                    [--time-limit 30] [--grace S] [--baseline TREE]
+
+With ``--baseline TREE`` the same ``--jobs 1`` and ``--jobs 2`` runs of another source tree
+(``git worktree add TREE main``) are interleaved with these, so that a change is compared
+with its baseline under the same load.
 
 The machine's load average is printed before and after: a busy machine shrinks speed-ups.
 """
@@ -26,6 +31,7 @@ The machine's load average is printed before and after: a busy machine shrinks s
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 import json
 import os
 import platform
@@ -45,24 +51,31 @@ from energyopt.core.table import format_table
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def bench_run(args: argparse.Namespace, store: Path, extra: list[str]) -> float:
-    """Wall-clock seconds of one whole ``energyopt bench`` command."""
+def bench_run(args: argparse.Namespace, store: Path, extra: list[str], root: Path = ROOT) -> float:
+    """Wall-clock seconds of one whole ``energyopt bench`` command of the source tree ``root``."""
     cmd = [
         sys.executable, "-m", "energyopt.cli", "bench", "--suite", args.suite,
         "--seeds", *map(str, args.seeds), "--time-limit", str(args.time_limit),
         "--store", str(store), "--no-progress", *extra,
     ]  # fmt: skip
+    if args.grace is not None:
+        cmd += ["--grace", str(args.grace)]
+    LAUNCHED[store] = time.time()
     tick = time.perf_counter()
-    run = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=_env())
+    run = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=_env(root))
     wall = time.perf_counter() - tick
     if run.returncode not in (0, 1):  # 1: some cells failed, which the contents check shows
         raise SystemExit(f"bench failed ({run.returncode}): {run.stderr.strip()[-500:]}")
     return wall
 
 
-def _env() -> dict[str, str]:
+#: Store -> Unix time at which its ``bench`` command was launched.
+LAUNCHED: dict[Path, float] = {}
+
+
+def _env(root: Path = ROOT) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
     return env
 
 
@@ -74,6 +87,18 @@ def overheads(store: Path) -> list[float]:
     ).fetchall()
     db.close()
     return [r[0] for r in rows[1:]]
+
+
+def phases(store: Path) -> tuple[float, float, float]:
+    """Seconds from the command's launch to its first cell's start (start-up: interpreter,
+    imports, planning, cell server), from then to the last cell's end, and the sum of the
+    cells' wall-clock times (the work that jobs can share)."""
+    db = sqlite3.connect(store)
+    rows = db.execute("SELECT finished_at, wall_s FROM cells").fetchall()
+    db.close()
+    ends = [_dt.datetime.fromisoformat(f).timestamp() for f, _ in rows]
+    first = min(e - w for e, (_, w) in zip(ends, rows))
+    return first - LAUNCHED[store], max(ends) - first, sum(w for _, w in rows)
 
 
 class LocalCluster:
@@ -111,21 +136,24 @@ class LocalCluster:
 
 
 def measure(args: argparse.Namespace, tmp: Path) -> tuple[dict, dict, dict]:
-    configs = {"--jobs 1": ["--jobs", "1"], "--jobs 2": ["--jobs", "2"]}
+    configs = {"--jobs 1": (ROOT, ["--jobs", "1"]), "--jobs 2": (ROOT, ["--jobs", "2"])}
+    if args.baseline:
+        for jobs in ("1", "2"):
+            configs[f"baseline --jobs {jobs}"] = (Path(args.baseline), ["--jobs", jobs])
     cluster = LocalCluster(tmp) if args.dask else None
     if cluster is not None:
         dask = ["--executor", "dask", "--scheduler", cluster.address]
         first = tmp / "dask-first.sqlite"
         walls = {"dask, 2 workers (first run)": [bench_run(args, first, dask)]}
-        configs["dask, 2 workers"] = dask
+        configs["dask, 2 workers"] = (ROOT, dask)
         stores = {"dask, 2 workers (first run)": [first]}
     else:
         walls, stores = {}, {}
     try:
         for rep in range(args.repeat):
-            for label, extra in configs.items():
+            for label, (root, extra) in configs.items():
                 store = tmp / f"{label.replace(' ', '_').replace(',', '')}-{rep}.sqlite"
-                walls.setdefault(label, []).append(bench_run(args, store, extra))
+                walls.setdefault(label, []).append(bench_run(args, store, extra, root))
                 stores.setdefault(label, []).append(store)
     finally:
         if cluster is not None:
@@ -135,20 +163,24 @@ def measure(args: argparse.Namespace, tmp: Path) -> tuple[dict, dict, dict]:
 
 
 def report(walls: dict, stores: dict, over: dict) -> None:
-    base = statistics.median(walls["--jobs 1"])
     jobs2 = statistics.median(walls["--jobs 2"])
     rows = []
     for label, ws in walls.items():
         med = statistics.median(ws)
         ov = over[label]
+        start, span, work = (statistics.median(x) for x in zip(*map(phases, stores[label])))
+        # a baseline's speed-up is against its own --jobs 1
+        base = statistics.median(walls["baseline --jobs 1" if "baseline" in label else "--jobs 1"])
         rows.append([
             label, len(ws), f"{med:.2f}", f"{min(ws):.2f}", f"{base / med:.2f}x",
             f"{med / jobs2:.2f}", f"{1e3 * statistics.median(ov):.1f}",
-            f"{1e3 * statistics.mean(ov):.1f}",
+            f"{1e3 * statistics.mean(ov):.1f}", f"{start:.2f}", f"{span:.2f}", f"{work:.2f}",
         ])  # fmt: skip
     heads = ["run", "runs", "median wall (s)", "min wall (s)", "speed-up vs --jobs 1",
-             "wall / --jobs 2", "cell overhead median (ms)", "mean (ms)"]  # fmt: skip
+             "wall / --jobs 2", "cell overhead median (ms)", "mean (ms)",
+             "start-up (s)", "cells span (s)", "sum of cell walls (s)"]  # fmt: skip
     print(format_table(heads, rows))
+    amdahl(walls, stores)
     contents = {}
     for label, ss in stores.items():
         for i, s in enumerate(ss):
@@ -165,13 +197,34 @@ def report(walls: dict, stores: dict, over: dict) -> None:
                     print(f"  {run}: {x[0]}: {diff}")
 
 
+def amdahl(walls: dict, stores: dict) -> None:
+    """The most ``--jobs 2`` can gain on two cores, from the ``--jobs 1`` runs: all but
+    the cells' wall-clock times is serial (start-up before the first cell, the end after
+    the last), and the cells at best split evenly between two jobs at no extra cost."""
+    wall = statistics.median(walls["--jobs 1"])
+    start, _, work = (statistics.median(x) for x in zip(*map(phases, stores["--jobs 1"])))
+    serial = wall - work
+    print(
+        f"Amdahl, from --jobs 1 (medians): {wall:.2f} s = {serial:.2f} s serial (start-up "
+        f"{start:.2f} s, between and after the cells {serial - start:.2f} s) + {work:.2f} s "
+        f"of cells; two jobs at best {serial:.2f} + {work:.2f} / 2 = {serial + work / 2:.2f} s: "
+        f"at most {wall / (serial + work / 2):.2f}x"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--suite", default="smoke")
     ap.add_argument("--seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--time-limit", type=float, default=30.0)
+    ap.add_argument("--grace", type=float, default=None, help="bench's --grace (default its own)")
     ap.add_argument("--dask", action="store_true", help="also on a localhost Dask cluster")
+    ap.add_argument(
+        "--baseline",
+        metavar="TREE",
+        help="also time the source tree TREE (e.g. a `git worktree` of main), interleaved",
+    )
     args = ap.parse_args()
     print(
         f"suite {args.suite!r}, seeds {args.seeds}: whole `energyopt bench` runs; "

@@ -160,13 +160,42 @@ def run_cell(spec: dict[str, Any], *, mode: str | None = None) -> dict[str, Any]
     raise ValueError(f"mode = {mode!r}: expected 'fork' or 'subprocess'")
 
 
-def start_cell_server() -> None:
-    """Start this process's cell server now (its imports then overlap the planning),
-    unless cells will run as fresh interpreters."""
+def start_cell_server() -> Any:
+    """This process's cell server (:class:`energyopt.bench.cellserver.CellServer`), started
+    now if it is not running; ``None`` where cells run as fresh interpreters."""
     if os.environ.get("ENERGYOPT_BENCH_SUBPROCESS") != "1" and sys.platform != "win32":
         from energyopt.bench.cellserver import start_server
 
-        start_server(preloaded_modules())
+        return start_server(preloaded_modules())
+    return None
+
+
+def cells_to_json(cells: Iterable[Cell]) -> dict[str, Any]:
+    """Cells as JSON-ready data, each distinct instance text once (a suite runs every
+    instance with several methods and seeds)."""
+    texts: dict[str, int] = {}
+    rows = []
+    for cell in cells:
+        row = dataclasses.asdict(cell)
+        row["instance_json"] = texts.setdefault(row["instance_json"], len(texts))
+        rows.append(row)
+    return {"instances": list(texts), "cells": rows}
+
+
+def cells_from_json(data: dict[str, Any]) -> list[Cell]:
+    """The cells of :func:`cells_to_json` (cells of one instance share its text)."""
+    texts = data["instances"]
+    return [
+        Cell(
+            **{
+                **row,
+                "instance_json": texts[row["instance_json"]],
+                "options": tuple((k, v) for k, v in row["options"]),
+                "plugins": tuple(row["plugins"]),
+            }
+        )
+        for row in data["cells"]
+    ]
 
 
 def _run_subprocess(spec: dict[str, Any]) -> dict[str, Any]:

@@ -77,6 +77,7 @@ def plan_cells(
     options: dict[str, Any] | None = None,
     plugins: Sequence[str] = (),
     grace_s: float = DEFAULT_GRACE_S,
+    check_options: bool = False,
 ) -> list[Cell]:
     """All cells of a suite (every family that has suites) and/or of instance files.
 
@@ -93,9 +94,15 @@ def plan_cells(
         registers is an error). ``None``: every registered method of each family.
     seeds, time_limit_s, options
         Passed to :func:`energyopt.solve` (the same options for every method).
+    check_options
+        Raise ``ValueError`` for an option that none of the selected methods takes.
 
-    Planning also starts this process's cell server (:mod:`energyopt.bench.cellserver`),
-    so that its imports overlap the generation of the suites.
+    Planning needs the families (their suites and registered methods), and so their
+    imports (SciPy, Pyomo, pandas: a second of CPU). The cell server
+    (:mod:`energyopt.bench.cellserver`) imports them anyway to run the cells, so planning
+    starts it and runs there, in a forked process; this process imports no family.
+    Where cells run as fresh interpreters (``ENERGYOPT_BENCH_SUBPROCESS=1``, Windows),
+    planning runs here.
     """
     if time_limit_s is not None and not (math.isfinite(time_limit_s) and time_limit_s > 0):
         raise ValueError(f"--time-limit = {time_limit_s!r}: must be a finite number of seconds > 0")
@@ -103,11 +110,42 @@ def plan_cells(
         raise ValueError(f"--grace = {grace_s!r}: must be a finite number of seconds >= 0")
     if suite is None and not files:
         raise ValueError("nothing to run: give --suite NAME and/or instance files")
-    load_plugins(plugins)
-    # The cell server imports the package while the suites are generated here.
+    request = {
+        "suite": suite,
+        "files": [str(f) for f in files],
+        "families": list(families) if families else None,
+        "methods": list(methods) if methods else None,
+        "seeds": list(seeds),
+        "time_limit_s": time_limit_s,
+        "options": dict(options or {}),
+        "plugins": list(plugins),
+        "grace_s": grace_s,
+        "check_options": check_options,
+    }
     if families:
         preload_families(families)
-    start_cell_server()
+    server = start_cell_server()
+    if server is None:
+        return plan_here(**request)
+    return server.plan(request)
+
+
+def plan_here(
+    *,
+    suite: str | None,
+    files: Sequence[str | Path],
+    families: Sequence[str] | None,
+    methods: Sequence[str] | None,
+    seeds: Sequence[int | None],
+    time_limit_s: float | None,
+    options: dict[str, Any],
+    plugins: Sequence[str],
+    grace_s: float,
+    check_options: bool = False,
+) -> list[Cell]:
+    """:func:`plan_cells` in this process (it imports the families): the cell server's
+    planning process runs this."""
+    load_plugins(plugins)
     sources = _sources(suite, files, families)
     wanted = list(dict.fromkeys(methods)) if methods else None
     seen: set[str] = set()
@@ -138,8 +176,19 @@ def plan_cells(
             f"method(s) {', '.join(sorted(set(wanted) - seen))} registered by no family here; "
             + "; ".join(f"{f}: {', '.join(ms)}" for f, ms in known.items())
         )
+    if check_options:
+        _check_options(cells, options)
     # The same instance may come twice (suite and file): one cell per key.
     return list({c.key: c for c in cells}.values())
+
+
+def _check_options(cells: list[Cell], options: dict[str, Any]) -> None:
+    """An option that none of the cells' methods takes is an error."""
+    from energyopt.cli.options import check_options_known
+    from energyopt.core.registry import get_method
+
+    pairs = sorted({(c.family, c.method) for c in cells})
+    check_options_known([get_method(f, m) for f, m in pairs], options)
 
 
 def _sources(

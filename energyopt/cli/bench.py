@@ -91,7 +91,7 @@ def show_progress(args: argparse.Namespace) -> bool:
 @one_line_errors
 def _bench(args: argparse.Namespace) -> int:
     from energyopt.bench.runner import plan_cells, run_bench
-    from energyopt.cli.options import check_options_known, parse_options
+    from energyopt.cli.options import parse_options
 
     if args.methods:
         print("energyopt bench: --methods is deprecated; use -m NAME, repeated", file=sys.stderr)
@@ -107,8 +107,8 @@ def _bench(args: argparse.Namespace) -> int:
         options=options,
         plugins=args.plugin,
         grace_s=args.grace,
+        check_options=True,
     )
-    check_options_known(_cell_methods(cells), options)
     if args.jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     summary = run_bench(
@@ -129,13 +129,6 @@ def _bench(args: argparse.Namespace) -> int:
         print(f"{len(lost)} cell(s) failed or were killed (--allow-failures to exit 0)")
         return 1
     return 0
-
-
-def _cell_methods(cells: list[Any]) -> list[Any]:
-    """The registered methods the cells run (each once)."""
-    from energyopt.core.registry import get_method
-
-    return [get_method(f, m) for f, m in sorted({(c.family, c.method) for c in cells})]
 
 
 def _lost_cells(store: str, run_id: str) -> list[str]:
