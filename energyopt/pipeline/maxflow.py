@@ -147,15 +147,33 @@ def min_cut_one_flow(
     of negative value (no feasible flow) is simply the minimum, the step that
     lowers the energy while shortening the iteration.
 
-    ``contract``: an arc x -> y with bounds (0, inf) only forbids x in S with y in
-    T. When x has no other out-arc, moving x to S never costs anything (its
-    in-arcs can only turn from forward to internal, or from internal to backward),
-    and when y has no other in-arc, moving y to T likewise; neither move breaks
-    another such pair, so some minimum cut keeps x and y together and they are
-    merged before the flow (as are the heads of (0, inf) arcs out of s and the
-    tails of those into t). It shrinks the flow graphs of pipeline DAGs, but on
-    the GPT-3 8 x 96 crawl the grouping cost more CPU than it saved, so it is off
-    by default.
+    The steps: contract the free arcs (optional, :func:`_contract_free_arcs`),
+    scale to integers (:func:`_one_flow_capacities`), move the lower bounds into
+    node terms (:func:`_lower_bound_node_terms`), one maximum flow
+    (:func:`_one_flow_source_side`), then reject a cut crossing an infinite arc.
+
+    Parameters
+    ----------
+    num_nodes
+        Nodes are ``0 .. num_nodes - 1``.
+    tail, head
+        Edge endpoints (integer arrays of equal length).
+    lower, upper
+        Flow bounds per edge, ``0 <= lower <= upper``; ``upper`` may be ``inf``.
+    source, sink
+        The s and t of the cut.
+    contract
+        Merge the endpoints of (0, inf) arcs that some minimum cut keeps together
+        before the flow (:func:`_contract_free_arcs`). It shrinks the flow graphs of
+        pipeline DAGs, but on the GPT-3 8 x 96 crawl the grouping cost more CPU than
+        it saved, so it is off by default.
+    check
+        Validate the flow bounds; callers that build valid bounds skip it.
+
+    Returns
+    -------
+    MinCut
+        ``"ok"`` with the source side, or ``"infinite"``; never ``"infeasible"``.
     """
     tail = np.asarray(tail, dtype=np.int64)
     head = np.asarray(head, dtype=np.int64)
@@ -165,54 +183,131 @@ def min_cut_one_flow(
         raise ValueError("flow bounds must satisfy 0 <= lower <= upper, lower finite")
     inf = ~np.isfinite(upper)
     label = None
+    n_c, source_c, sink_c = num_nodes, source, sink
     if contract:
-        free = inf & (lower == 0)
-        outdeg = np.bincount(tail, minlength=num_nodes)
-        indeg = np.bincount(head, minlength=num_nodes)
-        merge = free & (
-            (outdeg[tail] == 1) | (indeg[head] == 1) | (tail == source) | (head == sink)
-        )
-        if merge.any():
-            from scipy.sparse import csr_array
-            from scipy.sparse.csgraph import connected_components
-
-            g = csr_array(
-                (np.ones(int(merge.sum())), (tail[merge], head[merge])),
-                shape=(num_nodes, num_nodes),
-            )
-            _, label = connected_components(g, directed=True, connection="weak")
+        merged = _contract_free_arcs(num_nodes, tail, head, lower, upper, inf, source, sink)
+        if merged is not None:
+            label, tail, head, lower, upper, inf = merged
             if label[source] == label[sink]:
-                return MinCut("infinite")
-            keep = ~merge
-            tail, head = label[tail[keep]], label[head[keep]]
-            lower, upper, inf = lower[keep], upper[keep], inf[keep]
-            # Arcs inside a merged group cross no cut: drop them.
-            loop = tail == head
-            if loop.any():
-                tail, head = tail[~loop], head[~loop]
-                lower, upper, inf = lower[~loop], upper[~loop], inf[~loop]
+                return MinCut("infinite")  # s and t joined by (0, inf) arcs: no finite cut
             source_c, sink_c, n_c = int(label[source]), int(label[sink]), int(label.max()) + 1
-    if label is None:
-        source_c, sink_c, n_c = source, sink, num_nodes
+    lo, span = _one_flow_capacities(lower, upper, inf)
+    b = _lower_bound_node_terms(tail, head, lo, n_c)
+    side = _one_flow_source_side(n_c, tail, head, span, b, source_c, sink_c)
+    if (inf & side[tail] & ~side[head]).any():
+        return MinCut("infinite")
+    if label is not None:
+        side = side[label]
+    return MinCut("ok", side)
+
+
+def _contract_free_arcs(
+    num_nodes: int,
+    tail: np.ndarray,
+    head: np.ndarray,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    inf: np.ndarray,
+    source: int,
+    sink: int,
+) -> tuple[np.ndarray, ...] | None:
+    """Merge the endpoints of (0, inf) arcs that some minimum cut keeps together.
+
+    An arc x -> y with bounds (0, inf) only forbids x in S with y in T. When x has
+    no other out-arc, moving x to S never costs anything (its in-arcs can only
+    turn from forward to internal, or from internal to backward), and when y has
+    no other in-arc, moving y to T likewise; neither move breaks another such
+    pair, so some minimum cut keeps x and y together. The heads of (0, inf) arcs
+    out of s and the tails of those into t merge the same way.
+
+    Returns
+    -------
+    tuple of numpy.ndarray or None
+        ``(label, tail, head, lower, upper, inf)``: each node's group and the arcs
+        between groups (when ``label`` puts source and sink in one group, every
+        cut crosses an infinite arc); ``None`` when nothing merges.
+    """
+    free = inf & (lower == 0)
+    outdeg = np.bincount(tail, minlength=num_nodes)
+    indeg = np.bincount(head, minlength=num_nodes)
+    merge = free & ((outdeg[tail] == 1) | (indeg[head] == 1) | (tail == source) | (head == sink))
+    if not merge.any():
+        return None
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import connected_components
+
+    g = csr_array(
+        (np.ones(int(merge.sum())), (tail[merge], head[merge])),
+        shape=(num_nodes, num_nodes),
+    )
+    _, label = connected_components(g, directed=True, connection="weak")
+    keep = ~merge
+    tail, head = label[tail[keep]], label[head[keep]]
+    lower, upper, inf = lower[keep], upper[keep], inf[keep]
+    # Arcs inside a merged group cross no cut: drop them.
+    loop = tail == head
+    if loop.any():
+        tail, head = tail[~loop], head[~loop]
+        lower, upper, inf = lower[~loop], upper[~loop], inf[~loop]
+    return label, tail, head, lower, upper, inf
+
+
+def _one_flow_capacities(
+    lower: np.ndarray, upper: np.ndarray, inf: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Integer lower bounds and arc capacities ``u - l`` of the one-flow network.
+
+    The finite upper bounds plus twice the lower bounds are scaled to sum to
+    ``_FINITE_TOTAL``: that bounds the network's finite capacities (the ``u - l``
+    and the node terms, to which each lower bound adds at most ``2 l``), so no
+    finite cut reaches ``_INF_INT``, the stand-in for an infinite capacity.
+
+    Returns
+    -------
+    lo, span : numpy.ndarray
+        Scaled lower bounds and capacities ``max(u - l, 0)`` (int64).
+    """
     finite_total = float(2 * lower.sum() + upper[~inf].sum())
     scale = _FINITE_TOTAL / finite_total if finite_total > 0 else 1.0
     lo = np.rint(lower * scale).astype(np.int64)
     span = np.maximum(np.rint(np.where(inf, 0.0, upper) * scale).astype(np.int64) - lo, 0)
     span[inf] = _INF_INT
-    b = np.bincount(head, weights=lo, minlength=n_c) - np.bincount(tail, weights=lo, minlength=n_c)
-    b = np.rint(b).astype(np.int64)
+    return lo, span
+
+
+def _lower_bound_node_terms(
+    tail: np.ndarray, head: np.ndarray, lo: np.ndarray, num_nodes: int
+) -> np.ndarray:
+    """``b(v)``: the (integer) lower bounds into each node minus those out of it."""
+    b = np.bincount(head, weights=lo, minlength=num_nodes)
+    b -= np.bincount(tail, weights=lo, minlength=num_nodes)
+    return np.rint(b).astype(np.int64)
+
+
+def _one_flow_source_side(
+    num_nodes: int,
+    tail: np.ndarray,
+    head: np.ndarray,
+    span: np.ndarray,
+    b: np.ndarray,
+    source: int,
+    sink: int,
+) -> np.ndarray:
+    """Source side of the minimum cut of the arcs plus the node terms, by one flow.
+
+    Arcs ``tail -> head`` of capacity ``span``, ``source -> v`` of capacity
+    ``b(v)`` where positive and ``v -> sink`` of ``-b(v)`` where negative, in one
+    OR-Tools ``SimpleMaxFlow``; the source side is what the source still reaches
+    in the residual graph.
+    """
     pos = np.flatnonzero(b > 0)
     neg = np.flatnonzero(b < 0)
-    g2 = max_flow.SimpleMaxFlow()
-    g2.add_arcs_with_capacity(tail, head, span)
-    g2.add_arcs_with_capacity(np.full(len(pos), source_c), pos, b[pos])
-    g2.add_arcs_with_capacity(neg, np.full(len(neg), sink_c), -b[neg])
-    if g2.solve(source_c, sink_c) != g2.OPTIMAL:
+    g = max_flow.SimpleMaxFlow()
+    g.add_arcs_with_capacity(tail, head, span)
+    g.add_arcs_with_capacity(np.full(len(pos), source), pos, b[pos])
+    g.add_arcs_with_capacity(neg, np.full(len(neg), sink), -b[neg])
+    if g.solve(source, sink) != g.OPTIMAL:
         raise ArithmeticError("max flow did not solve to optimality")
-    side = np.zeros(n_c, dtype=bool)
-    side[np.asarray(g2.get_source_side_min_cut(), dtype=np.int64)] = True
-    if np.any(inf & side[tail] & ~side[head]):
-        return MinCut("infinite")
-    if label is not None:
-        side = side[label]
-    return MinCut("ok", side)
+    side = np.zeros(num_nodes, dtype=bool)
+    side[np.asarray(g.get_source_side_min_cut(), dtype=np.int64)] = True
+    return side

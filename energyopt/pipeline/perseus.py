@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from typing import Any
 
 import numpy as np
 
-from energyopt.core.result import Result
+from energyopt.core.result import FrontierPoint, Result
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.pipeline.crawl import CrawlTrace
 from energyopt.pipeline.crawl import crawl as grid_crawl
@@ -49,31 +50,69 @@ def perseus_frontier(
 ) -> Result:
     """Crawl, score and filter; the Result's objective is at the instance's deadline.
 
-    ``crawl="exact"`` (default, hull model only): the crawl on the exact convex
-    hull with clocks fitted to the LP's durations at every event and every
-    ``tau_s`` (:mod:`energyopt.pipeline.hullcrawl`). ``crawl="grid"``: Perseus
-    Algorithm 1 on the grid of ``tau_s`` (:func:`energyopt.pipeline.crawl.crawl`,
-    with ``rounding``, ``flow``, ``jump`` and ``finish``). The exponential model
-    always crawls on the grid. ``cost_model="both"`` keeps the union of the hull
-    crawl and the exponential grid crawl.
+    The steps, beside Perseus Sec. 4: the crawls to run (:func:`_crawl_runs`), the
+    frontier crawls (:func:`_run_crawls`, Algorithm 1), the union of their plans
+    (:func:`_merged_trace`), the frontier of the plans (:func:`_scored_frontier`,
+    Eq. 4) and the plan for the deadline (:func:`_deadline_result`, Eq. 2).
 
-    With ``polish = K > 0``, the relaxation's rounded plans at K iteration times
-    (dense near the fastest, where the crawl is weakest) and at the deadline join
-    the crawl's plans before the frontier is filtered (:func:`polished_plans`):
-    energyopt's improvement, not part of the paper's crawl.
+    Parameters
+    ----------
+    instance
+        The PEM instance; its deadline picks the Result's plan.
+    method
+        The method name the Result carries.
+    tau_s, cost_model, crawl, rounding, jump, flow, finish
+        ``crawl="exact"`` (default, hull model only): the crawl on the exact convex
+        hull with clocks fitted to the LP's durations at every event and every
+        ``tau_s`` (:mod:`energyopt.pipeline.hullcrawl`). ``crawl="grid"``: Perseus
+        Algorithm 1 on the grid of ``tau_s`` (:func:`energyopt.pipeline.crawl.crawl`,
+        with ``rounding``, ``flow``, ``jump`` and ``finish``). The exponential model
+        always crawls on the grid. ``cost_model="both"`` keeps the union of the hull
+        crawl and the exponential grid crawl.
+    time_limit, max_steps, progress
+        Limits of the whole call and of each crawl's steps; the crawls' progress bar.
+    verify
+        Score the frontier's plans with the evaluator (:func:`frontier_points`).
+    polish
+        ``K > 0``: the relaxation's rounded plans join the crawl's
+        (:func:`polished_plans`): energyopt's improvement, not part of the paper's crawl.
+    certify
+        Every frontier point gets the convex-hull relaxation's proven bound at its
+        makespan, the Result's ``bound`` is the curve's at the deadline, and ``extra``
+        the largest and median pointwise gaps (:func:`_certified`).
 
-    With ``certify``, every frontier point gets the convex-hull relaxation's proven
-    bound at its makespan (:func:`energyopt.pipeline.relaxation.certify_frontier`),
-    the result's ``bound`` is the curve's at the deadline, and ``extra`` holds the
-    largest and median pointwise gaps.
-
-    ``frontier``: the Perseus frontier (plans not dominated in makespan and
-    effective energy, Eq. 4), each with its measured makespan and its energy at
-    that makespan, fastest first. ``extra`` holds the crawl statistics, the
-    number of points that are also undominated in (makespan, energy), and the
-    largest gap between a planned and a measured iteration time.
+    Returns
+    -------
+    Result
+        ``frontier``: the Perseus frontier (plans not dominated in makespan and
+        effective energy, Eq. 4), each with its measured makespan and its energy at
+        that makespan, fastest first. ``extra``: the crawl statistics, the number of
+        points also undominated in (makespan, energy), the largest gap between a
+        planned and a measured iteration time (:func:`_frontier_stats`).
     """
     tick = time.perf_counter()
+    runs = _crawl_runs(cost_model, rounding, crawl)
+    grid_options = {"jump": jump, "flow": flow, "finish": finish}
+    traces = _run_crawls(instance, runs, tick, tau_s, time_limit, max_steps, progress, grid_options)
+    trace = _merged_trace(traces, runs, cost_model, rounding)
+    if _early(trace.stats["stopped"]):
+        trace = _with_fastest_plan(instance, trace)
+    trace, points = _scored_frontier(instance, trace, polish, verify, time_limit, tick)
+    res = _deadline_result(instance, method, trace, points, time_limit)
+    res = dataclasses.replace(res, runtime_s=time.perf_counter() - tick)
+    if certify:
+        res = _certified(instance, res, time_limit, tick)
+    if res.status is SolutionStatus.OPTIMAL:  # never: heuristics prove nothing
+        res = dataclasses.replace(res, status=SolutionStatus.FEASIBLE)
+    return res
+
+
+def _crawl_runs(cost_model: str, rounding: str, crawl: str) -> list[tuple[str, str]]:
+    """The crawls to run, as ``(cost model, rounding)`` pairs; ``("exact", "-")`` is the hull crawl.
+
+    ``"both"`` (of either option) runs one crawl per value. Raises ``ValueError``
+    on an unknown option value.
+    """
     if rounding not in ("up", "down", "both"):
         raise ValueError(f"rounding = {rounding!r}: expected 'up', 'down' or 'both'")
     if cost_model not in ("hull", "exponential", "both"):
@@ -88,6 +127,23 @@ def perseus_frontier(
     if crawl == "exact" and "hull" in (cm for cm, _ in runs):
         # The exact crawl has no grid rounding: one hull run whatever ``rounding`` says.
         runs = [("exact", "-")] + [(cm, rd) for cm, rd in runs if cm != "hull"]
+    return runs
+
+
+def _run_crawls(
+    instance: PemInstance,
+    runs: list[tuple[str, str]],
+    tick: float,
+    tau_s: float,
+    time_limit: float | None,
+    max_steps: int | None,
+    progress: bool | None,
+    grid_options: dict[str, Any],
+) -> list[CrawlTrace]:
+    """One frontier crawl per run (Perseus Algorithm 1), sharing ``time_limit`` from ``tick``.
+
+    ``grid_options`` (``jump``, ``flow``, ``finish``) go to the grid crawls.
+    """
     traces = []
     # Several crawls share the limit, and the union of their plans is verified after
     # them: that part grows with the number of crawls, so they keep the rest for it.
@@ -112,49 +168,88 @@ def perseus_frontier(
                     time_limit=left,
                     max_steps=max_steps,
                     progress=progress,
-                    jump=jump,
                     rounding=rd,
-                    flow=flow,
-                    finish=finish,
+                    **grid_options,
                 )
             )
+    return traces
+
+
+def _merged_trace(
+    traces: list[CrawlTrace], runs: list[tuple[str, str]], cost_model: str, rounding: str
+) -> CrawlTrace:
+    """The union of the crawls' plans (the frontier keeps the best of each).
+
+    The first crawl's trace when there is one; otherwise its statistics with the
+    steps summed, one entry per run under ``"runs"`` and the first early stop.
+    """
     trace = traces[0]
-    if len(traces) > 1:
-        # The union of the crawls' plans: the frontier keeps the best of each.
-        stopped = next((t.stats["stopped"] for t in traces if _early(t.stats["stopped"])), "")
-        trace = dataclasses.replace(
-            trace,
-            choices=np.vstack([t.choices for t in traces]),
-            planned_time_s=np.concatenate([t.planned_time_s for t in traces]),
-            planned_energy_j=np.concatenate([t.planned_energy_j for t in traces]),
-            time_s=np.concatenate([t.time_s for t in traces]),
-            energy_j=np.concatenate([t.energy_j for t in traces]),
-            stats={
-                **trace.stats,
-                "cost_model": cost_model,
-                "rounding": rounding,
-                "stopped": stopped or trace.stats["stopped"],
-                "steps": sum(t.stats["steps"] for t in traces),
-                "runs": [
-                    {"cost_model": cm, "rounding": rd, "steps": t.stats["steps"]}
-                    for (cm, rd), t in zip(runs, traces)
-                ],
-            },
-        )
-    if _early(trace.stats["stopped"]):
-        trace = _with_fastest_plan(instance, trace)
-    if polish > 0:
-        extra = polished_plans(instance, polish, time_limit, tick)
-        trace = dataclasses.replace(
-            trace,
-            choices=np.vstack([trace.choices, *extra]) if extra else trace.choices,
-            stats={**trace.stats, "polished_plans": len(extra)},
-        )
-        points = frontier_points(instance, trace.choices, verify=verify)
-    else:
+    if len(traces) == 1:
+        return trace
+    stopped = next((t.stats["stopped"] for t in traces if _early(t.stats["stopped"])), "")
+    return dataclasses.replace(
+        trace,
+        choices=np.vstack([t.choices for t in traces]),
+        planned_time_s=np.concatenate([t.planned_time_s for t in traces]),
+        planned_energy_j=np.concatenate([t.planned_energy_j for t in traces]),
+        time_s=np.concatenate([t.time_s for t in traces]),
+        energy_j=np.concatenate([t.energy_j for t in traces]),
+        stats={
+            **trace.stats,
+            "cost_model": cost_model,
+            "rounding": rounding,
+            "stopped": stopped or trace.stats["stopped"],
+            "steps": sum(t.stats["steps"] for t in traces),
+            "runs": [
+                {"cost_model": cm, "rounding": rd, "steps": t.stats["steps"]}
+                for (cm, rd), t in zip(runs, traces)
+            ],
+        },
+    )
+
+
+def _scored_frontier(
+    instance: PemInstance,
+    trace: CrawlTrace,
+    polish: int,
+    verify: bool,
+    time_limit: float | None,
+    tick: float,
+) -> tuple[CrawlTrace, tuple[FrontierPoint, ...]]:
+    """The plans (the polished ones added) and their Perseus frontier (Eq. 4).
+
+    With ``polish = K > 0``, the relaxation's rounded plans at K iteration times
+    (dense near the fastest, where the crawl is weakest) and at the deadline join
+    the crawl's plans before the frontier is filtered (:func:`polished_plans`), and
+    every plan is scored anew; otherwise the crawl's measured scores are used.
+    """
+    if polish <= 0:
         points = frontier_points(
             instance, trace.choices, verify=verify, times_s=trace.time_s, energies_j=trace.energy_j
         )
+        return trace, points
+    extra = polished_plans(instance, polish, time_limit, tick)
+    trace = dataclasses.replace(
+        trace,
+        choices=np.vstack([trace.choices, *extra]) if extra else trace.choices,
+        stats={**trace.stats, "polished_plans": len(extra)},
+    )
+    return trace, frontier_points(instance, trace.choices, verify=verify)
+
+
+def _deadline_result(
+    instance: PemInstance,
+    method: str,
+    trace: CrawlTrace,
+    points: tuple[FrontierPoint, ...],
+    time_limit: float | None,
+) -> Result:
+    """The frontier's Result: the plan for the deadline (Perseus Eq. 2) and why the crawl stopped.
+
+    The plan is the least energy at the deadline among the points that meet it
+    (``INFEASIBLE`` when none does and the crawl completed); the message is the
+    crawl's stop reason, with the caller's ``time_limit`` for a time stop.
+    """
     pick = best_at(instance, points, instance.deadline_s)
     stopped = trace.stats["stopped"]
     if stopped.startswith("time_limit"):
@@ -167,17 +262,7 @@ def perseus_frontier(
         if early
         else TerminationReason.COMPLETED
     )
-    planned = trace.planned_time_s
-    has_plan = np.isfinite(planned)
-    over = trace.time_s[has_plan] - planned[has_plan]
-    extra = {
-        **trace.stats,
-        "num_points": len(points),
-        "num_energy_pareto_points": len(energy_pareto(points)),
-        "num_schedules": len(trace.choices),
-        "max_measured_minus_planned_s": float(over.max()) if over.size else 0.0,
-        "source": instance.source,
-    }
+    extra = _frontier_stats(instance, trace, points)
     if pick is None:
         res = pem_result(
             instance,
@@ -191,14 +276,29 @@ def perseus_frontier(
         res = pem_result(
             instance, method, pick.solution.choice, termination=termination, extra=extra
         )
-    res = dataclasses.replace(
-        res, frontier=points, runtime_s=time.perf_counter() - tick, message=stopped
-    )
-    if certify:
-        res = _certified(instance, res, time_limit, tick)
-    if res.status is SolutionStatus.OPTIMAL:  # never: heuristics prove nothing
-        res = dataclasses.replace(res, status=SolutionStatus.FEASIBLE)
-    return res
+    return dataclasses.replace(res, frontier=points, message=stopped)
+
+
+def _frontier_stats(
+    instance: PemInstance, trace: CrawlTrace, points: tuple[FrontierPoint, ...]
+) -> dict[str, Any]:
+    """The Result's ``extra``: the crawl statistics and the frontier's counts.
+
+    Adds the number of points that are also undominated in (makespan, energy), the
+    number of schedules and the largest gap between a planned and a measured
+    iteration time.
+    """
+    planned = trace.planned_time_s
+    has_plan = np.isfinite(planned)
+    over = trace.time_s[has_plan] - planned[has_plan]
+    return {
+        **trace.stats,
+        "num_points": len(points),
+        "num_energy_pareto_points": len(energy_pareto(points)),
+        "num_schedules": len(trace.choices),
+        "max_measured_minus_planned_s": float(over.max()) if over.size else 0.0,
+        "source": instance.source,
+    }
 
 
 def _early(stopped: str) -> bool:
