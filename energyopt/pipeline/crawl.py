@@ -8,14 +8,18 @@ energy increase, until no cut of finite capacity is left (the fastest schedule).
 Algorithm 2 (GetNextSchedule), one step:
 
 1. edge-centric DAG: computation i is the edge ``2i -> 2i+1``; a precedence
-   ``a -> b`` is the zero-duration edge ``2a+1 -> 2b``; a source and a sink close it;
+   ``a -> b`` is the zero-duration edge ``2a+1 -> 2b``; a source and a sink close it
+   (:class:`_EdgeCentricDag`);
 2. keep the critical computations (earliest start == latest start) and the
-   tight precedences between them (the Critical DAG);
+   tight precedences between them (the Critical DAG, :func:`_critical_dag`);
 3. flow bounds from Eq. 8 on computation edges, ``(0, inf)`` on the others;
 4. minimum cut with lower bounds (:mod:`energyopt.pipeline.maxflow`: Algorithm 3,
-   or the same cut with one maximum flow, the default);
+   or the same cut with one maximum flow, the default; :func:`_min_cut_step`);
 5. speed up the cut's forward computations by one unit, slow down its backward
-   ones by one unit.
+   ones by one unit (:func:`_cut_computations`, :func:`_apply_cut`).
+
+:func:`crawl` runs the loop (:func:`_crawl_steps`) on a :class:`_CrawlState` and
+scores every schedule at the end (:func:`_finish_and_score`).
 
 Durations are integers in units of tau, so the longest paths (Dijkstra with
 potentials, :class:`~energyopt.pipeline.dag.IntegerTimer`) and the critical test
@@ -26,7 +30,7 @@ are exact. Safeguards and additions the paper does not spell out:
   the step then uses the speed-up-only cut (lower bounds 0), which always exists;
 - slowing the backward computations of a cut can lengthen a near-critical path
   (slack 1) past the new makespan; the step is then taken without slowdowns,
-  which shortens every critical path and lengthens nothing;
+  which shortens every critical path and lengthens nothing (:func:`_undo_slowdowns`);
 - with the ``hull`` model the capacities are constant between hull vertices, so
   when the same cut would be chosen again it is applied for several steps at
   once (identical to unit steps, see :func:`_repeat_steps`); every intermediate
@@ -347,7 +351,7 @@ def crawl(
     finally:
         if bar is not None:
             bar.close()
-    return _finish_and_score(instance, dag, model, state, float(tau_s), finish, tick)
+    return _finish_and_score(instance, dag, model, state, tau_s, finish, tick)
 
 
 def _planned_makespan(timer: IntegerTimer, d: np.ndarray) -> int:
