@@ -137,6 +137,15 @@ class _Model:
             for j in range(m - 2, -1, -1):
                 self.run_up[k, j] = self.run_up[k, j + 1] + 1 if same[j + 1] else 0
 
+    def cells(self, D: np.ndarray) -> np.ndarray:
+        """Flat indices into the grids of each row of durations ``D``.
+
+        ``grid.ravel()[cells(D)]`` equals ``grid[table_of, D - d_min]``; one flat
+        index serves every grid, and a flat take is cheaper than the 2-D look-up
+        on the thousands of rows a crawl scores.
+        """
+        return self.table_of * self.cost.shape[1] + (D - self.d_min)
+
 
 def _check_instance(instance: PemInstance, tau_s: float) -> None:
     if not isinstance(instance, PemInstance):
@@ -702,8 +711,8 @@ def _finish_and_score(
         Planned and measured time and energy of every schedule.
     """
     stats = state.stats
-    D = np.vstack(state.rows)
-    choices = model.option[model.table_of[None, :], D - model.d_min[None, :]]
+    cells = model.cells(np.vstack(state.rows))
+    choices = model.option.ravel()[cells]
     planned_units = state.planned_units
     if not stats["stopped"].startswith(("max_steps", "time_limit")):
         extra_rows = (
@@ -713,11 +722,12 @@ def _finish_and_score(
         if extra_rows:
             choices = np.vstack([choices, np.asarray(extra_rows)])
             planned_units = planned_units + [-1] * len(extra_rows)
-            D = np.vstack([D, np.repeat(D[-1:], len(extra_rows), axis=0)])
+            # Finishing steps have no planned durations: the last plan stands in (time NaN).
+            cells = np.vstack([cells, np.repeat(cells[-1:], len(extra_rows), axis=0)])
     T_meas, E_meas = batch_evaluate(instance, choices, dag)
     T_plan = np.asarray(planned_units, dtype=float) * tau_s
     T_plan[np.asarray(planned_units) < 0] = np.nan
-    E_plan = model.cost[model.table_of[None, :], D - model.d_min[None, :]].sum(axis=1)
+    E_plan = model.cost.ravel()[cells].sum(axis=1)
     E_plan = E_plan + instance.p_blocking_w * instance.num_stages * T_plan
     stats["steps"] = state.steps
     stats["runtime_s"] = time.perf_counter() - tick
