@@ -137,15 +137,6 @@ class _Model:
             for j in range(m - 2, -1, -1):
                 self.run_up[k, j] = self.run_up[k, j + 1] + 1 if same[j + 1] else 0
 
-    def cells(self, D: np.ndarray) -> np.ndarray:
-        """Flat indices into the grids of each row of durations ``D``.
-
-        ``grid.ravel()[cells(D)]`` equals ``grid[table_of, D - d_min]``; one flat
-        index serves every grid, and a flat take is cheaper than the 2-D look-up
-        on the thousands of rows a crawl scores.
-        """
-        return self.table_of * self.cost.shape[1] + (D - self.d_min)
-
 
 def _check_instance(instance: PemInstance, tau_s: float) -> None:
     if not isinstance(instance, PemInstance):
@@ -711,8 +702,9 @@ def _finish_and_score(
         Planned and measured time and energy of every schedule.
     """
     stats = state.stats
-    cells = model.cells(np.vstack(state.rows))
-    choices = model.option.ravel()[cells]
+    # Grid columns (d - d_min) of every schedule, for both the options and the costs.
+    cols = np.vstack(state.rows) - model.d_min[None, :]
+    choices = model.option[model.table_of[None, :], cols]
     planned_units = state.planned_units
     if not stats["stopped"].startswith(("max_steps", "time_limit")):
         extra_rows = (
@@ -723,11 +715,11 @@ def _finish_and_score(
             choices = np.vstack([choices, np.asarray(extra_rows)])
             planned_units = planned_units + [-1] * len(extra_rows)
             # Finishing steps have no planned durations: the last plan stands in (time NaN).
-            cells = np.vstack([cells, np.repeat(cells[-1:], len(extra_rows), axis=0)])
+            cols = np.vstack([cols, np.repeat(cols[-1:], len(extra_rows), axis=0)])
     T_meas, E_meas = batch_evaluate(instance, choices, dag)
     T_plan = np.asarray(planned_units, dtype=float) * tau_s
     T_plan[np.asarray(planned_units) < 0] = np.nan
-    E_plan = model.cost.ravel()[cells].sum(axis=1)
+    E_plan = model.cost[model.table_of[None, :], cols].sum(axis=1)
     E_plan = E_plan + instance.p_blocking_w * instance.num_stages * T_plan
     stats["steps"] = state.steps
     stats["runtime_s"] = time.perf_counter() - tick
