@@ -152,6 +152,7 @@ def _check_instance(instance: PemInstance, tau_s: float) -> None:
 
 
 def _check_options(cost_model: str, flow: str) -> None:
+    """Reject an unknown ``cost_model`` or ``flow`` with a ``ValueError``."""
     if cost_model not in COST_MODELS:
         raise ValueError(f"cost_model = {cost_model!r}: expected one of {', '.join(COST_MODELS)}")
     if flow not in ("one", "algorithm3"):
@@ -263,7 +264,8 @@ class _CrawlState:
     steps
         Unit steps taken (a repeated cut counts each repeat).
     previous_makespan
-        Planned makespan before the last step: the step must end below it.
+        Planned makespan before the last unit step: the step must end at least
+        one unit below it.
     speedup_only
         The last step's durations without its slowdowns, while they may still have
         to be undone (:func:`_undo_slowdowns`); ``None`` otherwise.
