@@ -8,14 +8,18 @@ energy increase, until no cut of finite capacity is left (the fastest schedule).
 Algorithm 2 (GetNextSchedule), one step:
 
 1. edge-centric DAG: computation i is the edge ``2i -> 2i+1``; a precedence
-   ``a -> b`` is the zero-duration edge ``2a+1 -> 2b``; a source and a sink close it;
+   ``a -> b`` is the zero-duration edge ``2a+1 -> 2b``; a source and a sink close it
+   (:class:`_EdgeCentricDag`);
 2. keep the critical computations (earliest start == latest start) and the
-   tight precedences between them (the Critical DAG);
+   tight precedences between them (the Critical DAG, :func:`_critical_dag`);
 3. flow bounds from Eq. 8 on computation edges, ``(0, inf)`` on the others;
 4. minimum cut with lower bounds (:mod:`energyopt.pipeline.maxflow`: Algorithm 3,
-   or the same cut with one maximum flow, the default);
+   or the same cut with one maximum flow, the default; :func:`_min_cut_step`);
 5. speed up the cut's forward computations by one unit, slow down its backward
-   ones by one unit.
+   ones by one unit (:func:`_cut_computations`, :func:`_apply_cut`).
+
+:func:`crawl` runs the loop (:func:`_crawl_steps`) on a :class:`_CrawlState` and
+scores every schedule at the end (:func:`_finish_and_score`).
 
 Durations are integers in units of tau, so the longest paths (Dijkstra with
 potentials, :class:`~energyopt.pipeline.dag.IntegerTimer`) and the critical test
@@ -26,7 +30,7 @@ are exact. Safeguards and additions the paper does not spell out:
   the step then uses the speed-up-only cut (lower bounds 0), which always exists;
 - slowing the backward computations of a cut can lengthen a near-critical path
   (slack 1) past the new makespan; the step is then taken without slowdowns,
-  which shortens every critical path and lengthens nothing;
+  which shortens every critical path and lengthens nothing (:func:`_undo_slowdowns`);
 - with the ``hull`` model the capacities are constant between hull vertices, so
   when the same cut would be chosen again it is applied for several steps at
   once (identical to unit steps, see :func:`_repeat_steps`); every intermediate
@@ -47,7 +51,7 @@ import dataclasses
 import functools
 import math
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -147,6 +151,135 @@ def _check_instance(instance: PemInstance, tau_s: float) -> None:
                 raise InstanceError(f"tables[{name!r}].time_s[{k}] = {t!r}: must be >= 0")
 
 
+def _check_options(cost_model: str, flow: str) -> None:
+    """Reject an unknown ``cost_model`` or ``flow`` with a ``ValueError``."""
+    if cost_model not in COST_MODELS:
+        raise ValueError(f"cost_model = {cost_model!r}: expected one of {', '.join(COST_MODELS)}")
+    if flow not in ("one", "algorithm3"):
+        raise ValueError(f"flow = {flow!r}: expected 'one' or 'algorithm3'")
+
+
+class _EdgeCentricDag:
+    """Node ids of Algorithm 2's edge-centric DAG (step 1), fixed for the whole crawl.
+
+    Computation ``i`` is the edge ``2i -> 2i+1``; the precedence ``a -> b`` of
+    :class:`~energyopt.pipeline.dag.CompactDag` is the zero-duration edge
+    ``2a+1 -> 2b``; node ``2n`` is the source and ``2n + 1`` the sink.
+
+    Attributes
+    ----------
+    comp_tail, comp_head
+        Start and end node of each computation.
+    prec_from, prec_to
+        The precedences as computation indices (``a``, ``b``).
+    prec_tail, prec_head
+        The precedences as node ids (``2a + 1``, ``2b``).
+    num_nodes, source, sink
+        ``2n + 2`` nodes, the source ``2n`` and the sink ``2n + 1``.
+    """
+
+    def __init__(self, dag: CompactDag) -> None:
+        n = dag.n
+        self.comp_tail = 2 * np.arange(n)
+        self.comp_head = self.comp_tail + 1
+        self.prec_from, self.prec_to = dag.edge_tail, dag.edge_head
+        self.prec_tail = 2 * self.prec_from + 1
+        self.prec_head = 2 * self.prec_to
+        self.num_nodes, self.source, self.sink = 2 * n + 2, 2 * n, 2 * n + 1
+
+    def edges(
+        self, crit: np.ndarray, tight: np.ndarray, starts: np.ndarray, ends: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Tails and heads of a Critical DAG's edges, computation edges first.
+
+        Parameters
+        ----------
+        crit
+            Indices of the critical computations.
+        tight
+            Mask over the precedences: the tight ones between critical computations.
+        starts, ends
+            The critical computations that start at time 0 (joined to the source)
+            and those that end at the makespan (joined to the sink).
+
+        Returns
+        -------
+        tail, head
+            Node ids of ``len(crit)`` computation edges, then the precedences, the
+            source edges and the sink edges.
+        """
+        tail = np.concatenate(
+            [
+                self.comp_tail[crit],
+                self.prec_tail[tight],
+                np.full(len(starts), self.source),
+                self.comp_head[ends],
+            ]
+        )
+        head = np.concatenate(
+            [
+                self.comp_head[crit],
+                self.prec_head[tight],
+                2 * starts,
+                np.full(len(ends), self.sink),
+            ]
+        )
+        return tail, head
+
+
+class _CapacityDag(NamedTuple):
+    """One step's Critical DAG with Eq. 8's flow bounds (Algorithm 2, steps 2-3).
+
+    Attributes
+    ----------
+    crit
+        Indices of the critical computations; they own the first ``len(crit)`` edges.
+    tail, head
+        Node ids of every edge (see :meth:`_EdgeCentricDag.edges`).
+    lower, upper
+        Flow bounds: Eq. 8 on computation edges, ``(0, inf)`` on the others.
+    """
+
+    crit: np.ndarray
+    tail: np.ndarray
+    head: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+@dataclasses.dataclass
+class _CrawlState:
+    """Algorithm 1 between two steps: the current plan and every plan so far.
+
+    Attributes
+    ----------
+    durations
+        Planned duration of each computation, in units of tau.
+    rows
+        The durations of every schedule visited (minimal-energy schedule first).
+    planned_units
+        The planned makespan of each row, in units of tau.
+    stats
+        The counters :attr:`CrawlTrace.stats` reports.
+    steps
+        Unit steps taken (a repeated cut counts each repeat).
+    previous_makespan
+        Planned makespan before the last unit step: the step must end at least
+        one unit below it.
+    speedup_only
+        The last step's durations without its slowdowns, while they may still have
+        to be undone (:func:`_undo_slowdowns`); ``None`` otherwise.
+    """
+
+    durations: np.ndarray
+    rows: list[np.ndarray]
+    planned_units: list[int]
+    stats: dict[str, Any]
+    steps: int = 0
+    previous_makespan: int = 0
+    speedup_only: np.ndarray | None = None
+
+
 def crawl(
     instance: PemInstance,
     *,
@@ -193,20 +326,61 @@ def crawl(
     """
     tick = time.perf_counter()
     _check_instance(instance, tau_s)
-    if cost_model not in COST_MODELS:
-        raise ValueError(f"cost_model = {cost_model!r}: expected one of {', '.join(COST_MODELS)}")
-    if flow not in ("one", "algorithm3"):
-        raise ValueError(f"flow = {flow!r}: expected 'one' or 'algorithm3'")
+    _check_options(cost_model, flow)
     model = _Model(instance, float(tau_s), cost_model, rounding)
     dag = CompactDag(instance)
-    n = dag.n
     timer = IntegerTimer(dag, model.d_max)
+    # Algorithm 1 starts from the minimal-energy schedule: every duration at its longest.
     d = model.d_max.copy()
-    L0 = int((timer.earliest_start(d) + d).max())
-    L_min = int((timer.earliest_start(model.d_min) + model.d_min).max())
-    expected_steps = L0 - L_min
-    stats: dict[str, Any] = {
-        "tau_s": float(tau_s),
+    L0 = _planned_makespan(timer, d)
+    expected_steps = L0 - _planned_makespan(timer, model.d_min)
+    stats = _start_stats(float(tau_s), cost_model, flow, rounding, expected_steps)
+    state = _CrawlState(d, [d.copy()], [L0], stats)
+    bar = _progress_bar(progress, expected_steps, dag.n)
+    try:
+        _crawl_steps(
+            state,
+            model,
+            timer,
+            _EdgeCentricDag(dag),
+            _cut_function(flow),
+            repeat_cuts=jump and cost_model == "hull",
+            max_steps=max_steps,
+            time_limit=time_limit,
+            tick=tick,
+            bar=bar,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    return _finish_and_score(instance, dag, model, state, tau_s, finish, tick)
+
+
+def _planned_makespan(timer: IntegerTimer, d: np.ndarray) -> int:
+    """The makespan, in units of tau, of the integer durations ``d``."""
+    return int((timer.earliest_start(d) + d).max())
+
+
+def _start_stats(
+    tau_s: float, cost_model: str, flow: str, rounding: str, expected_steps: int
+) -> dict[str, Any]:
+    """The crawl's options and zeroed counters, as :attr:`CrawlTrace.stats` starts.
+
+    Parameters
+    ----------
+    tau_s, cost_model, flow, rounding
+        The options of :func:`crawl`, recorded as given.
+    expected_steps
+        Unit steps from the minimal-energy makespan to the all-fastest planned one.
+
+    Returns
+    -------
+    dict
+        The counters that the steps increment; ``"stopped"`` stays ``""`` until
+        the crawl ends.
+    """
+    return {
+        "tau_s": tau_s,
         "cost_model": cost_model,
         "flow": flow,
         "rounding": rounding,
@@ -217,133 +391,339 @@ def crawl(
         "expected_steps": expected_steps,
         "stopped": "",
     }
-    rows: list[np.ndarray] = [d.copy()]
-    planned_T: list[int] = [L0]
-    bar = None
+
+
+def _progress_bar(progress: bool | None, expected_steps: int, n: int) -> Any:
+    """A tqdm bar over the expected steps, or ``None`` for a short or silent crawl."""
     if progress or (progress is None and expected_steps * max(n, 1) > 3e5):
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=expected_steps, desc="perseus crawl", unit="step", leave=False)
-    # AOA node ids: start(i) = 2i, end(i) = 2i + 1, source 2n, sink 2n + 1.
-    comp_tail = 2 * np.arange(n)
-    comp_head = comp_tail + 1
-    et, eh = dag.edge_tail, dag.edge_head
-    dep_tail = 2 * et + 1
-    dep_head = 2 * eh
-    num_nodes, s_id, t_id = 2 * n + 2, 2 * n, 2 * n + 1
-    # The crawl builds valid bounds itself: skip the per-call input checks.
-    cut_fn = (
-        functools.partial(min_cut_one_flow, check=False)
-        if flow == "one"
-        else min_cut_with_lower_bounds
-    )
-    L_prev = None
-    pending = None  # (durations before the last step, its speed-up-only durations)
-    steps = 0
-    try:
-        while True:
-            es = timer.earliest_start(d)
-            ef = es + d
-            L = int(ef.max())
-            if pending is not None and L > L_prev - 1:
-                # The last step's slowdowns lengthened a near-critical path: take the
-                # step without them (shortens every critical path, lengthens nothing).
-                stats["slowdown_reverted_steps"] += 1
-                d = pending[1]
-                es = timer.earliest_start(d)
-                ef = es + d
-                L = int(ef.max())
-                rows[-1] = d.copy()
-                planned_T[-1] = L
-            pending = None
-            if max_steps is not None and steps >= max_steps:
-                stats["stopped"] = f"max_steps={max_steps}"
-                break
-            if time_limit is not None and time.perf_counter() - tick > time_limit:
-                stats["stopped"] = f"time_limit={time_limit}"
-                break
-            crit = es + timer.tail(d) == L
-            cidx = np.flatnonzero(crit)
-            dmask = crit[et] & crit[eh] & (ef[et] == es[eh])
-            src = cidx[es[cidx] == 0]
-            snk = cidx[ef[cidx] == L]
-            col = d[cidx] - model.d_min[cidx]
-            tk = model.table_of[cidx]
-            lower_c = model.lower[tk, col]
-            upper_c = model.upper[tk, col]
-            nd, ns, nk = int(dmask.sum()), len(src), len(snk)
-            ct = np.concatenate(
-                [comp_tail[cidx], dep_tail[dmask], np.full(ns, s_id), comp_head[snk]]
-            )
-            ch = np.concatenate([comp_head[cidx], dep_head[dmask], 2 * src, np.full(nk, t_id)])
-            lower = np.concatenate([lower_c, np.zeros(nd + ns + nk)])
-            upper = np.concatenate([upper_c, np.full(nd + ns + nk, math.inf)])
-            cut = cut_fn(num_nodes, ct, ch, lower, upper, s_id, t_id)
-            stats["max_flow_calls"] += 1
-            lower_used = True
-            if cut.status == "infeasible":
-                stats["infeasible_flow_steps"] += 1
-                lower_used = False
-                cut = cut_fn(num_nodes, ct, ch, np.zeros_like(lower), upper, s_id, t_id)
-                stats["max_flow_calls"] += 1
-            if cut.status != "ok":
-                stats["stopped"] = "no finite cut: fastest schedule reached"
-                break
-            side = cut.source_side
-            nc = len(cidx)
-            fwd = side[ct[:nc]] & ~side[ch[:nc]]
-            bwd = ~side[ct[:nc]] & side[ch[:nc]]
-            speed = cidx[fwd]
-            slow = cidx[bwd] if lower_used else cidx[:0]
-            # A backward-cut computation already at its slowest saves nothing (l = 0).
-            slow = slow[d[slow] < model.d_max[slow]]
-            if len(speed) == 0:
-                stats["stopped"] = "no computation to speed up"
-                break
-            stats["cuts"] += 1
-            r = np.zeros(n, dtype=np.int64)
-            r[speed] = -1
-            r[slow] = 1
-            reps = 1
-            if jump and cost_model == "hull":
-                reps = _repeat_steps(timer, model, d, r, speed, slow, L)
-                if max_steps is not None:
-                    reps = max(1, min(reps, max_steps - steps))
-            if reps == 1 and len(slow):
-                r_fast = r.copy()
-                r_fast[slow] = 0
-                pending = (d, d + r_fast)
-            for k in range(1, reps + 1):
-                rows.append(d + k * r)
-                planned_T.append(L - k)
-            d = d + reps * r
-            L_prev = L - reps + 1
-            steps += reps
-            if bar is not None:
-                bar.update(min(reps, max(0, bar.total - bar.n)))
-    finally:
+        return tqdm(total=expected_steps, desc="perseus crawl", unit="step", leave=False)
+    return None
+
+
+def _cut_function(flow: str) -> Any:
+    """The minimum-cut routine of ``flow`` (Algorithm 2, step 4)."""
+    if flow == "one":
+        # The crawl builds valid bounds itself: skip the per-call input checks.
+        return functools.partial(min_cut_one_flow, check=False)
+    return min_cut_with_lower_bounds
+
+
+def _crawl_steps(
+    state: _CrawlState,
+    model: _Model,
+    timer: IntegerTimer,
+    graph: _EdgeCentricDag,
+    cut_fn: Any,
+    *,
+    repeat_cuts: bool,
+    max_steps: int | None,
+    time_limit: float | None,
+    tick: float,
+    bar: Any,
+) -> None:
+    """Algorithm 1's loop: one GetNextSchedule step (Algorithm 2) after another.
+
+    Parameters
+    ----------
+    state
+        Starts at the minimal-energy schedule; every step appends its schedules.
+    model, timer, graph
+        The cost model's grids, the longest-path timer and the edge-centric DAG.
+    cut_fn
+        The minimum-cut routine (:func:`_cut_function`).
+    repeat_cuts
+        Apply a repeated cut for several steps at once (:func:`_repeat_steps`).
+    max_steps, time_limit, tick
+        Stop after this many steps, or ``time_limit`` seconds after ``tick``.
+    bar
+        A progress bar to advance, or ``None``.
+
+    Notes
+    -----
+    Ends with ``state.stats["stopped"]`` set to the reason.
+    """
+    stats = state.stats
+    while True:
+        es, ef, L = _undo_slowdowns(state, timer)
+        if max_steps is not None and state.steps >= max_steps:
+            stats["stopped"] = f"max_steps={max_steps}"
+            return
+        if time_limit is not None and time.perf_counter() - tick > time_limit:
+            stats["stopped"] = f"time_limit={time_limit}"
+            return
+        capacity_dag = _critical_dag(model, timer, graph, state.durations, es, ef, L)
+        cut, lower_used = _min_cut_step(cut_fn, capacity_dag, graph, stats)
+        if cut.status != "ok":
+            stats["stopped"] = "no finite cut: fastest schedule reached"
+            return
+        speed, slow = _cut_computations(cut, capacity_dag, model, state.durations, lower_used)
+        if len(speed) == 0:
+            stats["stopped"] = "no computation to speed up"
+            return
+        stats["cuts"] += 1
+        reps = _apply_cut(state, model, timer, speed, slow, L, repeat_cuts, max_steps)
         if bar is not None:
-            bar.close()
-    D = np.vstack(rows)
-    choices = model.option[model.table_of[None, :], D - model.d_min[None, :]]
-    complete = not stats["stopped"].startswith(("max_steps", "time_limit"))
-    if complete:
-        # finish: energyopt's min-cut steps to T_min; as printed: T_min's own schedule.
+            bar.update(min(reps, max(0, bar.total - bar.n)))
+
+
+def _undo_slowdowns(state: _CrawlState, timer: IntegerTimer) -> tuple[np.ndarray, np.ndarray, int]:
+    """Time the current schedule; take the last step without slowdowns if they hurt.
+
+    Slowing the backward computations of a cut can lengthen a near-critical path
+    (slack 1) past the new makespan. The step is then taken without them, which
+    shortens every critical path and lengthens nothing (counted in
+    ``stats["slowdown_reverted_steps"]``).
+
+    Parameters
+    ----------
+    state
+        The crawl state; its last row is replaced when the slowdowns are undone.
+    timer
+        The longest-path timer.
+
+    Returns
+    -------
+    es, ef, L
+        Earliest start and finish of each computation and the planned makespan.
+    """
+    d = state.durations
+    es = timer.earliest_start(d)
+    ef = es + d
+    L = int(ef.max())
+    if state.speedup_only is not None and L > state.previous_makespan - 1:
+        state.stats["slowdown_reverted_steps"] += 1
+        d = state.durations = state.speedup_only
+        es = timer.earliest_start(d)
+        ef = es + d
+        L = int(ef.max())
+        state.rows[-1] = d.copy()
+        state.planned_units[-1] = L
+    state.speedup_only = None
+    return es, ef, L
+
+
+def _critical_dag(
+    model: _Model,
+    timer: IntegerTimer,
+    graph: _EdgeCentricDag,
+    d: np.ndarray,
+    es: np.ndarray,
+    ef: np.ndarray,
+    L: int,
+) -> _CapacityDag:
+    """The Critical DAG of the durations ``d`` with Eq. 8's bounds (Algorithm 2, 2-3).
+
+    A computation is critical when its earliest start equals its latest start
+    (exact: integer durations); a precedence is kept when both ends are critical
+    and it is tight (no slack between them).
+
+    Parameters
+    ----------
+    model, timer, graph
+        The cost model's grids, the longest-path timer and the edge-centric DAG.
+    d, es, ef, L
+        Durations, earliest starts and finishes, and makespan (units of tau).
+
+    Returns
+    -------
+    _CapacityDag
+        The critical edges with ``(e-, e+)`` on computations and ``(0, inf)`` elsewhere.
+    """
+    crit_mask = es + timer.tail(d) == L
+    crit = np.flatnonzero(crit_mask)
+    tight = crit_mask[graph.prec_from] & crit_mask[graph.prec_to]
+    tight &= ef[graph.prec_from] == es[graph.prec_to]
+    starts = crit[es[crit] == 0]
+    ends = crit[ef[crit] == L]
+    col = d[crit] - model.d_min[crit]
+    table = model.table_of[crit]
+    tail, head = graph.edges(crit, tight, starts, ends)
+    others = int(tight.sum()) + len(starts) + len(ends)
+    lower = np.concatenate([model.lower[table, col], np.zeros(others)])
+    upper = np.concatenate([model.upper[table, col], np.full(others, math.inf)])
+    return _CapacityDag(crit, tail, head, lower, upper)
+
+
+def _min_cut_step(
+    cut_fn: Any, capacity_dag: _CapacityDag, graph: _EdgeCentricDag, stats: dict[str, Any]
+) -> tuple[Any, bool]:
+    """Minimum cut of the Capacity DAG (Algorithm 2, step 4).
+
+    With Algorithm 3 the flow with lower bounds can be infeasible (the relaxed
+    schedule is not optimal at its own time, which the exponential fit allows);
+    the step then uses the speed-up-only cut (lower bounds 0), which always exists.
+
+    Parameters
+    ----------
+    cut_fn
+        The minimum-cut routine (:func:`_cut_function`).
+    capacity_dag
+        The step's Critical DAG with its bounds.
+    graph
+        The edge-centric DAG (node count, source and sink).
+    stats
+        Counts ``max_flow_calls`` and ``infeasible_flow_steps``.
+
+    Returns
+    -------
+    cut, lower_used
+        The :class:`~energyopt.pipeline.maxflow.MinCut`, and whether it honoured
+        the lower bounds (so its backward computations may slow down).
+    """
+    g, c = graph, capacity_dag
+    cut = cut_fn(g.num_nodes, c.tail, c.head, c.lower, c.upper, g.source, g.sink)
+    stats["max_flow_calls"] += 1
+    if cut.status != "infeasible":
+        return cut, True
+    stats["infeasible_flow_steps"] += 1
+    cut = cut_fn(g.num_nodes, c.tail, c.head, np.zeros_like(c.lower), c.upper, g.source, g.sink)
+    stats["max_flow_calls"] += 1
+    return cut, False
+
+
+def _cut_computations(
+    cut: Any, capacity_dag: _CapacityDag, model: _Model, d: np.ndarray, lower_used: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The computations to speed up and to slow down (Algorithm 2, step 5).
+
+    Parameters
+    ----------
+    cut
+        A minimum cut with status ``"ok"``.
+    capacity_dag
+        The Critical DAG it cuts.
+    model, d
+        The cost model's grids and the current durations.
+    lower_used
+        Whether the cut honoured the lower bounds; if not, nothing slows down.
+
+    Returns
+    -------
+    speed, slow
+        Forward-cut computations, and backward-cut ones that can still slow down
+        (one already at its slowest saves nothing: ``l = 0``).
+    """
+    side = cut.source_side
+    crit = capacity_dag.crit
+    nc = len(crit)
+    tail_side = side[capacity_dag.tail[:nc]]
+    head_side = side[capacity_dag.head[:nc]]
+    speed = crit[tail_side & ~head_side]
+    slow = crit[~tail_side & head_side] if lower_used else crit[:0]
+    slow = slow[d[slow] < model.d_max[slow]]
+    return speed, slow
+
+
+def _apply_cut(
+    state: _CrawlState,
+    model: _Model,
+    timer: IntegerTimer,
+    speed: np.ndarray,
+    slow: np.ndarray,
+    L: int,
+    repeat_cuts: bool,
+    max_steps: int | None,
+) -> int:
+    """Move the cut's computations one unit, or several when the cut repeats.
+
+    Every repeat is recorded as its own schedule, at makespan ``L - k``. A single
+    step with slowdowns keeps its speed-up-only durations, for
+    :func:`_undo_slowdowns` to fall back on.
+
+    Parameters
+    ----------
+    state
+        The crawl state, advanced in place.
+    model, timer
+        The cost model's grids and the longest-path timer.
+    speed, slow
+        Computations one unit faster and one unit slower per step.
+    L
+        The planned makespan before the step.
+    repeat_cuts, max_steps
+        Whether to repeat the cut (:func:`_repeat_steps`), never past ``max_steps``.
+
+    Returns
+    -------
+    int
+        How many unit steps were taken.
+    """
+    d = state.durations
+    r = np.zeros(len(d), dtype=np.int64)
+    r[speed] = -1
+    r[slow] = 1
+    reps = 1
+    if repeat_cuts:
+        reps = _repeat_steps(timer, model, d, r, speed, slow, L)
+        if max_steps is not None:
+            reps = max(1, min(reps, max_steps - state.steps))
+    if reps == 1 and len(slow):
+        r_fast = r.copy()
+        r_fast[slow] = 0
+        state.speedup_only = d + r_fast
+    for k in range(1, reps + 1):
+        state.rows.append(d + k * r)
+        state.planned_units.append(L - k)
+    state.durations = d + reps * r
+    state.previous_makespan = L - reps + 1
+    state.steps += reps
+    return reps
+
+
+def _finish_and_score(
+    instance: PemInstance,
+    dag: CompactDag,
+    model: _Model,
+    state: _CrawlState,
+    tau_s: float,
+    finish: bool,
+    tick: float,
+) -> CrawlTrace:
+    """Convert every schedule to clocks, add the finishing steps, and measure them.
+
+    When the crawl was not stopped by a limit, it ends at T_min: by
+    :func:`_finish_to_fastest` (``finish``) or, as printed, on T_min's own
+    schedule (:func:`_all_fastest`). Finishing steps have no planned time (NaN).
+
+    Parameters
+    ----------
+    instance, dag, model
+        The instance, its DAG and the cost model's grids.
+    state
+        The ended crawl.
+    tau_s
+        The unit time, in seconds.
+    finish, tick
+        The option of :func:`crawl`, and when it started (for ``runtime_s``).
+
+    Returns
+    -------
+    CrawlTrace
+        Planned and measured time and energy of every schedule.
+    """
+    stats = state.stats
+    # Grid columns (d - d_min) of every schedule, for both the options and the costs.
+    cols = np.vstack(state.rows) - model.d_min[None, :]
+    choices = model.option[model.table_of[None, :], cols]
+    planned_units = state.planned_units
+    if not stats["stopped"].startswith(("max_steps", "time_limit")):
         extra_rows = (
             _finish_to_fastest(instance, dag, choices[-1]) if finish else [_all_fastest(instance)]
         )
         stats["finishing_steps"] = len(extra_rows)
         if extra_rows:
             choices = np.vstack([choices, np.asarray(extra_rows)])
-            planned_T += [-1] * len(extra_rows)
-            D = np.vstack([D, np.repeat(D[-1:], len(extra_rows), axis=0)])
+            planned_units = planned_units + [-1] * len(extra_rows)
+            # Finishing steps have no planned durations: the last plan stands in (time NaN).
+            cols = np.vstack([cols, np.repeat(cols[-1:], len(extra_rows), axis=0)])
     T_meas, E_meas = batch_evaluate(instance, choices, dag)
-    pb, S = instance.p_blocking_w, instance.num_stages
-    T_plan = np.asarray(planned_T, dtype=float) * tau_s
-    T_plan[np.asarray(planned_T) < 0] = np.nan  # finishing steps have no planned time
-    E_plan = model.cost[model.table_of[None, :], D - model.d_min[None, :]].sum(axis=1)
-    E_plan = E_plan + pb * S * T_plan
-    stats["steps"] = steps
+    T_plan = np.asarray(planned_units, dtype=float) * tau_s
+    T_plan[np.asarray(planned_units) < 0] = np.nan
+    E_plan = model.cost[model.table_of[None, :], cols].sum(axis=1)
+    E_plan = E_plan + instance.p_blocking_w * instance.num_stages * T_plan
+    stats["steps"] = state.steps
     stats["runtime_s"] = time.perf_counter() - tick
     return CrawlTrace(choices, T_plan, E_plan, T_meas, E_meas, stats)
 
@@ -413,17 +793,41 @@ def _all_fastest(instance: PemInstance) -> np.ndarray:
     return np.asarray(row, dtype=np.int64)
 
 
-def _finish_to_fastest(instance: PemInstance, dag: CompactDag, choice: np.ndarray) -> list:
-    """Close the quantisation gap between the crawl's last schedule and T_min.
+class _MeasuredTables(NamedTuple):
+    """The option tables as padded arrays, for the min-cut steps on measured times.
 
-    Planned durations are whole units of tau, rounded up from the measured
-    times, so when the crawl stops (every critical computation at its shortest
-    planned duration) the measured makespan can still exceed the fastest
-    iteration time T_min by up to the rounding of one path. This phase (not in
-    the paper) repeats, on the *measured* times, a speed-up-only min-cut step:
-    critical computations with capacity = extra effective energy per second of
-    their next faster Pareto option; the cut's computations move one option
-    faster. Each step moves at least one computation, so it ends, at T_min.
+    Row ``k`` is the ``k``-th table by name; column ``j`` its option ``j``.
+
+    Attributes
+    ----------
+    table_of
+        Row of each computation's table.
+    time_s, effective_j
+        Measured time and effective energy ``e - P_b * t`` of each option.
+    next_faster, next_slower
+        The neighbouring option on the table's Pareto set (fastest first), ``-1``
+        at either end and for dominated options.
+    """
+
+    table_of: np.ndarray
+    time_s: np.ndarray
+    effective_j: np.ndarray
+    next_faster: np.ndarray
+    next_slower: np.ndarray
+
+
+def _measured_tables(instance: PemInstance) -> _MeasuredTables:
+    """Pad every option table of ``instance`` to one width (see :class:`_MeasuredTables`).
+
+    Parameters
+    ----------
+    instance
+        The PEM instance.
+
+    Returns
+    -------
+    _MeasuredTables
+        Times, effective energies and Pareto neighbours per table and option.
     """
     pb = instance.p_blocking_w
     names = sorted(instance.tables)
@@ -432,8 +836,8 @@ def _finish_to_fastest(instance: PemInstance, dag: CompactDag, choice: np.ndarra
     W = max(len(t) for t in instance.tables.values())
     Tm = np.zeros((len(names), W))
     Em = np.zeros((len(names), W))
-    NF = np.full((len(names), W), -1, dtype=np.int64)  # next faster Pareto option
-    NS = np.full((len(names), W), -1, dtype=np.int64)  # next slower Pareto option
+    NF = np.full((len(names), W), -1, dtype=np.int64)
+    NS = np.full((len(names), W), -1, dtype=np.int64)
     for k, nm in enumerate(names):
         tb = instance.tables[nm]
         Tm[k, : len(tb)] = tb.time_s
@@ -442,59 +846,150 @@ def _finish_to_fastest(instance: PemInstance, dag: CompactDag, choice: np.ndarra
         for j in range(1, len(keep)):
             NF[k, keep[j]] = keep[j - 1]
             NS[k, keep[j - 1]] = keep[j]
-    n = dag.n
-    timer = IntegerTimer(dag, Tm[tab].max(axis=1))
-    t_min = float((timer.earliest_start(Tm[tab].min(axis=1)) + Tm[tab].min(axis=1)).max())
-    et, eh = dag.edge_tail, dag.edge_head
+    return _MeasuredTables(tab, Tm, Em, NF, NS)
+
+
+def _finish_to_fastest(instance: PemInstance, dag: CompactDag, choice: np.ndarray) -> list:
+    """Close the quantisation gap between the crawl's last schedule and T_min.
+
+    Planned durations are whole units of tau, rounded up from the measured
+    times, so when the crawl stops (every critical computation at its shortest
+    planned duration) the measured makespan can still exceed the fastest
+    iteration time T_min by up to the rounding of one path. This phase (not in
+    the paper) repeats, on the *measured* times, a speed-up-only min-cut step
+    (:func:`_measured_cut_step`): critical computations with capacity = extra
+    effective energy per second of their next faster Pareto option; the cut's
+    computations move one option faster. Each step moves at least one
+    computation, so it ends, at T_min.
+
+    Parameters
+    ----------
+    instance, dag
+        The instance and its DAG.
+    choice
+        Option index of each computation in the crawl's last schedule.
+
+    Returns
+    -------
+    list
+        The option indices of each finishing step's schedule, in order.
+    """
+    tables = _measured_tables(instance)
+    times = tables.time_s[tables.table_of]
+    timer = IntegerTimer(dag, times.max(axis=1))
+    fastest = times.min(axis=1)
+    t_min = float((timer.earliest_start(fastest) + fastest).max())
+    graph = _EdgeCentricDag(dag)
     x = np.asarray(choice, dtype=np.int64).copy()
     rows: list[np.ndarray] = []
-    for _ in range(int((NF >= 0).sum()) * n + 1):
-        t = Tm[tab, x]
-        es = timer.earliest_start(t)
-        ef = es + t
-        L = float(ef.max())
-        if L <= t_min * (1 + 1e-12):
+    for _ in range(int((tables.next_faster >= 0).sum()) * dag.n + 1):
+        x_next = _measured_cut_step(tables, timer, graph, x, t_min)
+        if x_next is None:
             break
-        tol = 1e-9 * L
-        crit = es + timer.tail(t) >= L - tol
-        cidx = np.flatnonzero(crit)
-        dmask = crit[et] & crit[eh] & (es[eh] - ef[et] <= tol)
-        src = cidx[es[cidx] <= tol]
-        snk = cidx[ef[cidx] >= L - tol]
-        xc, tc = x[cidx], tab[cidx]
-        nf = NF[tc, xc]
-        has = nf >= 0
-        nxt = np.where(has, nf, xc)
-        dt = np.maximum(t[cidx] - Tm[tc, nxt], 1e-12)
-        de = np.maximum(Em[tc, nxt] - Em[tc, xc], 0.0)
-        cap = np.where(has, de / dt, math.inf)
-        # Slowing a computation down one option saves energy at this rate (Eq. 8's e-).
-        ns = NS[tc, xc]
-        slower = ns >= 0
-        prv = np.where(slower, ns, xc)
-        dts = np.maximum(Tm[tc, prv] - t[cidx], 1e-12)
-        low = np.where(slower, np.maximum(Em[tc, xc] - Em[tc, prv], 0.0) / dts, 0.0)
-        low = np.minimum(low, cap)
-        m = len(cidx)
-        ct = np.concatenate([2 * cidx, 2 * et[dmask] + 1, np.full(len(src), 2 * n), 2 * snk + 1])
-        ch = np.concatenate([2 * cidx + 1, 2 * eh[dmask], 2 * src, np.full(len(snk), 2 * n + 1)])
-        upper = np.concatenate([cap, np.full(len(ct) - m, math.inf)])
-        lower = np.concatenate([low, np.zeros(len(ct) - m)])
-        cut = min_cut_one_flow(2 * n + 2, ct, ch, lower, upper, 2 * n, 2 * n + 1)
-        if cut.status != "ok":
-            break
-        side = cut.source_side
-        move = side[ct[:m]] & ~side[ch[:m]] & has
-        back = ~side[ct[:m]] & side[ch[:m]] & slower & (low > 0)
-        if not move.any():
-            break
-        x_new = x.copy()
-        x_new[cidx[move]] = nf[move]
-        x_new[cidx[back]] = ns[back]
-        if back.any():
-            t_new = Tm[tab, x_new]
-            if float((timer.earliest_start(t_new) + t_new).max()) >= L * (1 - 1e-12):
-                x_new[cidx[back]] = xc[back]  # the slowdowns undid the gain: speed-ups only
-        x = x_new
+        x = x_next
         rows.append(x.copy())
     return rows
+
+
+def _measured_capacities(
+    tables: _MeasuredTables, crit: np.ndarray, x: np.ndarray, t: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Eq. 8's flow bounds on measured times, one Pareto option either way.
+
+    Parameters
+    ----------
+    tables
+        The padded option tables.
+    crit
+        Indices of the critical computations.
+    x, t
+        Option index and measured time of every computation.
+
+    Returns
+    -------
+    faster, slower
+        Each critical computation's next faster / slower Pareto option, ``-1`` if none.
+    lower, upper
+        ``e-``: effective energy saved per second by the next slower option (0 if
+        none); ``e+``: extra effective energy per second of the next faster one
+        (``inf`` if none). ``lower <= upper``.
+    """
+    xc, tc = x[crit], tables.table_of[crit]
+    Tm, Em = tables.time_s, tables.effective_j
+    faster = tables.next_faster[tc, xc]
+    has = faster >= 0
+    nxt = np.where(has, faster, xc)
+    dt = np.maximum(t[crit] - Tm[tc, nxt], 1e-12)
+    de = np.maximum(Em[tc, nxt] - Em[tc, xc], 0.0)
+    upper = np.where(has, de / dt, math.inf)
+    # Slowing a computation down one option saves energy at this rate (Eq. 8's e-).
+    slower = tables.next_slower[tc, xc]
+    has_slower = slower >= 0
+    prv = np.where(has_slower, slower, xc)
+    dts = np.maximum(Tm[tc, prv] - t[crit], 1e-12)
+    lower = np.where(has_slower, np.maximum(Em[tc, xc] - Em[tc, prv], 0.0) / dts, 0.0)
+    return faster, slower, np.minimum(lower, upper), upper
+
+
+def _measured_cut_step(
+    tables: _MeasuredTables,
+    timer: IntegerTimer,
+    graph: _EdgeCentricDag,
+    x: np.ndarray,
+    t_min: float,
+) -> np.ndarray | None:
+    """One min-cut step of :func:`_finish_to_fastest` on the measured times.
+
+    The Critical DAG is found with a relative tolerance of 1e-9 of the makespan
+    (measured times are not integers). The cut's forward computations move one
+    Pareto option faster, its backward ones (with a positive ``e-``) one slower,
+    unless the slowdowns keep the makespan from falling: then speed-ups only.
+
+    Parameters
+    ----------
+    tables, timer, graph
+        The padded option tables, a longest-path timer and the edge-centric DAG.
+    x
+        Option index of every computation.
+    t_min
+        The all-fastest makespan, in seconds.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        The next option indices; ``None`` at T_min or when no cut speeds anything up.
+    """
+    t = tables.time_s[tables.table_of, x]
+    es = timer.earliest_start(t)
+    ef = es + t
+    L = float(ef.max())
+    if L <= t_min * (1 + 1e-12):
+        return None
+    tol = 1e-9 * L
+    crit_mask = es + timer.tail(t) >= L - tol
+    crit = np.flatnonzero(crit_mask)
+    tight = crit_mask[graph.prec_from] & crit_mask[graph.prec_to]
+    tight &= es[graph.prec_to] - ef[graph.prec_from] <= tol
+    starts = crit[es[crit] <= tol]
+    ends = crit[ef[crit] >= L - tol]
+    faster, slower, low, cap = _measured_capacities(tables, crit, x, t)
+    m = len(crit)
+    ct, ch = graph.edges(crit, tight, starts, ends)
+    upper = np.concatenate([cap, np.full(len(ct) - m, math.inf)])
+    lower = np.concatenate([low, np.zeros(len(ct) - m)])
+    cut = min_cut_one_flow(graph.num_nodes, ct, ch, lower, upper, graph.source, graph.sink)
+    if cut.status != "ok":
+        return None
+    side = cut.source_side
+    move = side[ct[:m]] & ~side[ch[:m]] & (faster >= 0)
+    back = ~side[ct[:m]] & side[ch[:m]] & (slower >= 0) & (low > 0)
+    if not move.any():
+        return None
+    x_new = x.copy()
+    x_new[crit[move]] = faster[move]
+    x_new[crit[back]] = slower[back]
+    if back.any():
+        t_new = tables.time_s[tables.table_of, x_new]
+        if float((timer.earliest_start(t_new) + t_new).max()) >= L * (1 - 1e-12):
+            x_new[crit[back]] = x[crit][back]  # the slowdowns undid the gain: speed-ups only
+    return x_new
