@@ -2,8 +2,7 @@
 
 - In every family, ``methods.py`` is the one module that registers methods; the
   algorithm modules stay free of the registry's ``register``.
-- No function in ``energyopt/`` is longer than 80 lines, but those of an explicit
-  allow-list that other work is splitting.
+- No function in ``energyopt/`` is longer than 80 lines.
 """
 
 from __future__ import annotations
