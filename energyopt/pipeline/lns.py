@@ -16,8 +16,10 @@ shrinks when they hit their own time limit.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
+import os
 import time
 
 import highspy
@@ -160,7 +162,10 @@ class SubMilp:
             upper[y[max(hi, 0) :]] = 0.0
         self.lp.col_lower_, self.lp.col_upper_ = lower, upper
         h = _highs(self.lp, time_limit, seed)
-        h.run()
+        # Only plans cheaper than the incumbent matter: HiGHS prunes the rest at once.
+        h.setOptionValue("objective_bound", self._objective(ranks) + 1e-9)
+        with _quiet_stderr():
+            h.run()
         if h.getInfo().primal_solution_status < 2:
             return None, False
         y = np.asarray(h.getSolution().col_value)[: self.num_y]
@@ -169,6 +174,35 @@ class SubMilp:
             for i in range(self.instance.num_computations)
         )
         return plan, h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+
+    def _objective(self, ranks: list[int]) -> float:
+        """The model's objective (Eq. PEM-5 in increments) of the plan with these ranks."""
+        cost = np.asarray(self.lp.col_cost_)
+        return float(
+            sum(cost[self.offset[i] : self.offset[i] + r].sum() for i, r in enumerate(ranks))
+        )
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Silence file descriptor 2 while HiGHS runs.
+
+    HiGHS 1.12 writes a debugging line ("transformNewIntegerFeasibleSolution") to
+    stderr from its MIP solver even with ``output_flag`` off; a search prints it
+    dozens of times. The sub-MILP's outcome is read from its status, not its output.
+    """
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _highs_lp(cost, lower, upper, rows: _Rows, num_int: int) -> highspy.HighsLp:
