@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from energyopt.core.gap import gap
 from energyopt.core.highs import highs_version
@@ -25,7 +25,7 @@ from energyopt.pipeline import exact as _exact
 from energyopt.pipeline import frontier as _frontier
 from energyopt.pipeline.envpipe import envpipe_result
 from energyopt.pipeline.evaluator import PemSolution, evaluate, fastest_choice
-from energyopt.pipeline.instance import PemInstance
+from energyopt.pipeline.instance import FilterReport, PemInstance
 from energyopt.pipeline.lns import neighbourhood_search
 from energyopt.pipeline.perseus import perseus_frontier
 from energyopt.pipeline.results import FAMILY, TOLERANCE, pem_result
@@ -191,30 +191,64 @@ def solve_relaxation_rounding(
     """
     tick = time.perf_counter()
     stop_at = None if time_limit is None else tick + float(time_limit)
-    work, report = instance.filter_dominated()
-    T, bound = instance.deadline_s, None
-    if T is None:
-        # Most of the limit for the bound curve; the rest for the LP and the rounding.
-        left = None if stop_at is None else 0.7 * (stop_at - time.perf_counter())
-        T, bound = _exact.best_free_deadline(work, time_limit=left)
-    lp_bound, plan = _exact.relaxation_start(work, T, stop_at)
-    if lp_bound is None:
+    # Most of the limit for the bound curve; the rest for the LP and the rounding.
+    start = _relaxed_start(instance, stop_at, curve_share=0.7)
+    if start is None:
         return _no_plan(instance, "relaxation-rounding")
-    bound = lp_bound if bound is None else bound
-    if plan is not None:
-        energy = evaluate(work, PemSolution(plan)).energy_j
-        bound = _exact.within_solver_tolerance(replace(work, deadline_s=T), bound, energy)
     stopped = stop_at is not None and time.perf_counter() > stop_at
     return pem_result(
         instance,
         "relaxation-rounding",
-        None if plan is None else report.to_original(instance, plan),
+        start.original(instance, start.plan),
         termination=TerminationReason.TIME_LIMIT if stopped else TerminationReason.COMPLETED,
-        bound=bound,
+        bound=start.capped_bound(start.plan),
         solver="highs",
         solver_version=highs_version(),
-        extra={"relaxation_deadline_s": T},
+        extra={"relaxation_deadline_s": start.at_T.deadline_s},
     )
+
+
+class _RelaxedStart(NamedTuple):
+    """The hull relaxation at a method's deadline: bound and rounded plan (Sec. 7)."""
+
+    work: PemInstance  # dominated options filtered out
+    at_T: PemInstance  # ``work`` at the deadline T the relaxation was solved at
+    report: FilterReport
+    bound: float
+    plan: tuple[int, ...] | None
+
+    def capped_bound(self, plan: tuple[int, ...] | None) -> float:
+        """The bound, capped at ``plan``'s energy within HiGHS' tolerance."""
+        if plan is None:
+            return self.bound
+        energy = evaluate(self.work, PemSolution(plan)).energy_j
+        return _exact.within_solver_tolerance(self.at_T, self.bound, energy)
+
+    def original(
+        self, instance: PemInstance, plan: tuple[int, ...] | None
+    ) -> tuple[int, ...] | None:
+        """``plan`` in ``instance``'s option indices (before filtering)."""
+        return None if plan is None else self.report.to_original(instance, plan)
+
+
+def _relaxed_start(
+    instance: PemInstance, stop_at: float | None, curve_share: float
+) -> _RelaxedStart | None:
+    """Filter, pick T, and solve the relaxation there; ``None`` when no plan meets T.
+
+    Without a deadline, T minimises the relaxation's bound over all deadlines (Eq.
+    PEM-R7), found with ``curve_share`` of the time left, and the bound is that minimum.
+    """
+    work, report = instance.filter_dominated()
+    T, bound = instance.deadline_s, None
+    if T is None:
+        left = None if stop_at is None else curve_share * (stop_at - time.perf_counter())
+        T, bound = _exact.best_free_deadline(work, time_limit=left)
+    lp_bound, plan = _exact.relaxation_start(work, T, stop_at)
+    if lp_bound is None:
+        return None
+    bound = lp_bound if bound is None else bound
+    return _RelaxedStart(work, replace(work, deadline_s=T), report, bound, plan)
 
 
 @register(
@@ -245,16 +279,10 @@ def solve_lns(
     """
     tick = time.perf_counter()
     stop_at = None if time_limit is None else tick + float(time_limit)
-    work, report = instance.filter_dominated()
-    T, bound = instance.deadline_s, None
-    if T is None:
-        left = None if stop_at is None else 0.3 * (stop_at - time.perf_counter())
-        T, bound = _exact.best_free_deadline(work, time_limit=left)
-    lp_bound, plan = _exact.relaxation_start(work, T, stop_at)
-    if lp_bound is None:
+    start = _relaxed_start(instance, stop_at, curve_share=0.3)
+    if start is None:
         return _no_plan(instance, "lns")
-    bound = lp_bound if bound is None else bound
-    at_T = replace(work, deadline_s=T)
+    at_T, plan = start.at_T, start.plan
     if plan is None and evaluate(at_T, fastest_choice(at_T)).feasible:
         plan = fastest_choice(at_T).choice
     stats = None
@@ -269,9 +297,8 @@ def solve_lns(
             reach=reach,
             max_idle=max_idle,
         )
-        bound = _exact.within_solver_tolerance(at_T, bound, evaluate(at_T, plan).energy_j)
     stopped = stop_at is not None and time.perf_counter() >= stop_at - 0.05
-    extra = {"relaxation_deadline_s": T}
+    extra = {"relaxation_deadline_s": at_T.deadline_s}
     if stats is not None:
         extra.update(
             sub_milps=stats.sub_milps,
@@ -283,9 +310,9 @@ def solve_lns(
     return pem_result(
         instance,
         "lns",
-        None if plan is None else report.to_original(instance, plan),
+        start.original(instance, plan),
         termination=TerminationReason.TIME_LIMIT if stopped else TerminationReason.COMPLETED,
-        bound=bound,
+        bound=start.capped_bound(plan),
         solver="highs",
         solver_version=highs_version(),
         extra=extra,
