@@ -126,6 +126,9 @@ class _Hulls:
         self.vc = [c for _, c in hulls]
         self.q = [q for q, _ in hulls]
         self.exact = exact
+        # The computations of each table that has any (row indices, ascending).
+        self.groups = [(k, np.flatnonzero(tk == k)) for k in range(K)]
+        self.groups = [(k, rows) for k, rows in self.groups if len(rows)]
 
     def segment(self, rows: np.ndarray, d: np.ndarray) -> np.ndarray:
         """Index of the last vertex at or before ``d`` for computations ``rows``."""
@@ -450,14 +453,20 @@ class ClockFitter:
             inv = np.full(len(tb), -1, dtype=np.int64)
             inv[idx] = np.arange(len(idx))
             self.inverse.append(inv)
+        tk = np.asarray(self.table_of, dtype=np.int64)
+        # Computations of one table move together: one searchsorted per table, not per node.
+        self.groups = [(k, np.flatnonzero(tk == k)) for k in range(len(names))]
+        self.groups = [(k, rows) for k, rows in self.groups if len(rows)]
+        self.level_groups = [_by_table(nodes, tk) for nodes in self.levels]
 
-    def _pick(self, v: int, room: np.ndarray, floor: np.ndarray | None = None) -> np.ndarray:
-        """Position (Pareto list, fastest first) of the slowest option of ``v`` in ``room``.
+    def _pick_rows(self, kt: int, room: np.ndarray, floor: np.ndarray | None) -> np.ndarray:
+        """Pareto positions (fastest first) of the slowest options of table ``kt`` in ``room``.
 
-        A Pareto option that is slower is cheaper in effective energy, so this is
-        also the cheapest option that fits. The fastest is the fallback.
+        ``room`` is nodes x plans. A Pareto option that is slower is cheaper in
+        effective energy, so this is also the cheapest option that fits. The
+        fastest (or ``floor``) is the fallback.
         """
-        pos = np.searchsorted(self.times[self.table_of[v]], room * (1 + 1e-12), side="right")
+        pos = np.searchsorted(self.times[kt], room * (1 + 1e-12), side="right")
         pos -= 1
         return np.maximum(pos, 0 if floor is None else floor)
 
@@ -489,8 +498,9 @@ class ClockFitter:
             T = np.minimum(T, cap_s)
         pos = np.zeros((n, P), dtype=np.int64)
         t = np.zeros((n, P))
-        self._forward(pos, t, self._latest_finish(durations_s, T), T)
-        return self.relax(pos, T, passes - 1, t)
+        es = np.empty((n, P))
+        self._forward(pos, t, self._latest_finish(durations_s, T), T, es_out=es)
+        return self.relax(pos, T, passes - 1, t, es)
 
     def relax(
         self,
@@ -498,41 +508,45 @@ class ClockFitter:
         T: np.ndarray,
         passes: int = 2,
         t: np.ndarray | None = None,
+        es: np.ndarray | None = None,
     ) -> np.ndarray:
         """Give slack back to plans (Pareto positions, updated in place) within ``T``.
 
         Alternates a pass from the last computations backwards with one from the
         first forwards; each computation takes the slowest option that fits
         between its earliest start and its latest finish under the plan itself,
-        never a faster one, so each pass keeps the plan within ``T``.
+        never a faster one, so each pass keeps the plan within ``T``. ``t`` and
+        ``es``, when given, are the plan's durations and earliest starts.
         """
         if t is None:
             t = self.times_of(pos)
         for k in range(passes):
             if k % 2 == 0:
-                self._backward(pos, t, T)
+                self._backward(pos, t, T, es)
+                es = None  # the backward pass changed the durations
             else:
-                self._forward(pos, t, self._latest_finish(t, T), T, floor=True)
+                es = np.empty(pos.shape)
+                self._forward(pos, t, self._latest_finish(t, T), T, floor=True, es_out=es)
         return pos
 
     def times_of(self, pos: np.ndarray) -> np.ndarray:
         t = np.empty(pos.shape)
-        for v in range(self.n):
-            t[v] = self.times[self.table_of[v]][pos[v]]
+        for kt, rows in self.groups:
+            t[rows] = self.times[kt][pos[rows]]
         return t
 
     def options(self, pos: np.ndarray) -> np.ndarray:
         """Option indices (into the instance's tables) of Pareto positions."""
         out = np.empty_like(pos)
-        for v in range(self.n):
-            out[v] = self.index[self.table_of[v]][pos[v]]
+        for kt, rows in self.groups:
+            out[rows] = self.index[kt][pos[rows]]
         return out
 
     def positions(self, options: np.ndarray) -> np.ndarray:
         """Pareto positions of option indices (computations x plans); Pareto options only."""
         out = np.empty_like(options)
-        for v in range(self.n):
-            out[v] = self.inverse[self.table_of[v]][options[v]]
+        for kt, rows in self.groups:
+            out[rows] = self.inverse[kt][options[rows]]
         if np.any(out < 0):
             raise ValueError("positions: a plan uses an option that is not Pareto-optimal")
         return out
@@ -548,34 +562,63 @@ class ClockFitter:
         return lf
 
     def _forward(
-        self, pos: np.ndarray, t: np.ndarray, lf: np.ndarray, T: np.ndarray, floor: bool = False
+        self,
+        pos: np.ndarray,
+        t: np.ndarray,
+        lf: np.ndarray,
+        T: np.ndarray,
+        floor: bool = False,
+        es_out: np.ndarray | None = None,
     ) -> None:
-        """Earliest-first pass: each computation the slowest option ending by ``lf``."""
-        n, P = pos.shape
-        fin = np.zeros((n + 1, P))
-        for nodes in self.levels:
-            es = fin[self.pred[nodes]].max(axis=1)
-            for j, v in enumerate(nodes.tolist()):
-                pos[v] = self._pick(v, lf[v] - es[j], pos[v] if floor else None)
-                t[v] = self.times[self.table_of[v]][pos[v]]
-            fin[nodes] = es + t[nodes]
+        """Earliest-first pass: each computation the slowest option ending by ``lf``.
 
-    def _backward(self, pos: np.ndarray, t: np.ndarray, T: np.ndarray) -> None:
-        """Latest-first pass: each computation the slack left between its neighbours."""
+        The earliest starts of the new plan go to ``es_out`` when given.
+        """
         n, P = pos.shape
         fin = np.zeros((n + 1, P))
-        es = np.empty((n, P))
-        for nodes in self.levels:
-            es[nodes] = fin[self.pred[nodes]].max(axis=1)
-            fin[nodes] = es[nodes] + t[nodes]
+        for nodes, groups in zip(self.levels, self.level_groups):
+            es = fin[self.pred[nodes]].max(axis=1)
+            for kt, vs, js in groups:
+                p = self._pick_rows(kt, lf[vs] - es[js], pos[vs] if floor else None)
+                pos[vs] = p
+                t[vs] = self.times[kt][p]
+            fin[nodes] = es + t[nodes]
+            if es_out is not None:
+                es_out[nodes] = es
+
+    def _backward(
+        self, pos: np.ndarray, t: np.ndarray, T: np.ndarray, es: np.ndarray | None = None
+    ) -> None:
+        """Latest-first pass: each computation the slack left between its neighbours.
+
+        ``es``: the earliest starts under ``t`` when known (computed otherwise).
+        """
+        n, P = pos.shape
+        if es is None:
+            fin = np.zeros((n + 1, P))
+            es = np.empty((n, P))
+            for nodes in self.levels:
+                es[nodes] = fin[self.pred[nodes]].max(axis=1)
+                fin[nodes] = es[nodes] + t[nodes]
         start = np.empty((n + 1, P))
         start[n] = T
-        for nodes in reversed(self.levels):
+        for nodes, groups in zip(reversed(self.levels), reversed(self.level_groups)):
             lf = np.minimum(start[self.succ[nodes]].min(axis=1), T)
-            for j, v in enumerate(nodes.tolist()):
-                pos[v] = self._pick(v, lf[j] - es[v], pos[v])
-                t[v] = self.times[self.table_of[v]][pos[v]]
+            for kt, vs, js in groups:
+                p = self._pick_rows(kt, lf[js] - es[vs], pos[vs])
+                pos[vs] = p
+                t[vs] = self.times[kt][p]
             start[nodes] = lf - t[nodes]
+
+
+def _by_table(nodes: np.ndarray, table_of: np.ndarray) -> list:
+    """``(table, nodes, positions in nodes)`` per table among ``nodes``, in table order."""
+    tk = table_of[nodes]
+    out = []
+    for kt in np.unique(tk).tolist():
+        js = np.flatnonzero(tk == kt)
+        out.append((kt, nodes[js], js))
+    return out
 
 
 def sample_times(path: HullPath, tau_s: float) -> tuple[np.ndarray, np.ndarray]:
@@ -595,8 +638,12 @@ def sample_times(path: HullPath, tau_s: float) -> tuple[np.ndarray, np.ndarray]:
 
 def event_durations(path: HullPath, k0: int, k1: int, d_start: np.ndarray) -> np.ndarray:
     """Durations (quanta) at the starts of events ``k0 .. k1 - 1`` from those at ``k0``."""
-    steps = path.delta[k0 : k1 - 1, None] * path.rate[k0 : k1 - 1].astype(np.int64)
-    return np.cumsum(np.vstack([d_start[None, :], steps]), axis=0)
+    delta = path.delta[k0 : k1 - 1]
+    out = np.empty((len(delta) + 1, len(d_start)), dtype=np.int64)
+    out[0] = d_start
+    np.multiply(delta[:, None], path.rate[k0 : k1 - 1], out=out[1:])
+    # Integers: the running sum in place is exact, whatever the order of the additions.
+    return np.cumsum(out, axis=0, out=out)
 
 
 def exact_seconds(path: HullPath, dq: np.ndarray) -> np.ndarray:
@@ -604,16 +651,12 @@ def exact_seconds(path: HullPath, dq: np.ndarray) -> np.ndarray:
     that vertex's exact time rather than its rounded-up quanta."""
     ds = dq * path.quantum_s
     h = path.hulls
-    for kt in range(len(h.q)):
-        rows = np.flatnonzero(h.table_of == kt)
-        if not len(rows):
-            continue
+    for kt, rows in h.groups:
         vals = dq[rows]
         pos = np.minimum(np.searchsorted(h.q[kt], vals), len(h.q[kt]) - 1)
         hit = h.q[kt][pos] == vals
-        sub = ds[rows]
-        sub[hit] = h.exact[kt][pos[hit]]
-        ds[rows] = sub
+        r, c = np.nonzero(hit)
+        ds[rows[r], c] = h.exact[kt][pos[r, c]]
     return ds
 
 
@@ -653,7 +696,7 @@ def crawl_plans(
         kk, tq = k[lo : lo + chunk], T_q[lo : lo + chunk]
         k0, k1 = int(kk[0]), int(kk[-1]) + 1
         if k0 > k_at:
-            d_k = event_durations(path, k_at, k0 + 1, d_k)[-1]
+            d_k = d_k + path.delta[k_at:k0] @ path.rate[k_at:k0].astype(np.int64)
             k_at = k0
         starts = event_durations(path, k0, k1, d_k)  # events k0 .. k1 - 1
         rel = kk - k0
@@ -669,10 +712,8 @@ def crawl_plans(
 def _hull_cost(hulls: _Hulls, dq: np.ndarray) -> np.ndarray:
     """Hull effective energy of durations ``dq`` (computations x plans), summed per plan."""
     out = np.zeros(dq.shape[1])
-    for kt in range(len(hulls.q)):
-        rows = np.flatnonzero(hulls.table_of == kt)
-        if len(rows):
-            out += np.interp(dq[rows], hulls.q[kt], hulls.vc[kt]).sum(axis=0)
+    for kt, rows in hulls.groups:
+        out += np.interp(dq[rows], hulls.q[kt], hulls.vc[kt]).sum(axis=0)
     return out
 
 
