@@ -766,9 +766,11 @@ def exact_crawl(
     planned_E = lp_cost + instance.p_blocking_w * instance.num_stages * planned_T
     late = time_limit is not None and time.perf_counter() - tick > 0.75 * time_limit
     if not _early(stats["stopped"]) and not late:
-        extra, target = fill_gaps(instance, ClockFitter(instance, dag), plans, T_meas, E_meas)
+        rows, target = _gap_rows(instance, ClockFitter(instance, dag), plans, T_meas, E_meas)
+        # One copy of all the plans, not one for the gap plans and another for the union.
+        plans, n_crawl = np.vstack([plans, *rows]), len(plans)
+        extra = plans[n_crawl:]
         T_x, E_x = batch_evaluate(instance, extra, dag)
-        plans = np.vstack([plans, extra])
         planned_T = np.concatenate([planned_T, target])
         planned_E = np.concatenate([planned_E, np.full(len(extra), np.nan)])
         T_meas, E_meas = np.concatenate([T_meas, T_x]), np.concatenate([E_meas, E_x])
@@ -792,15 +794,28 @@ def fill_gaps(
     up to just below ``m_(k+1)`` (:meth:`ClockFitter.relax`), is never worse there
     and often better. Returns the new plans and the times they were relaxed to.
     """
+    rows, target = _gap_rows(instance, fitter, plans, T_s, E_j, chunk)
+    return (np.vstack(rows), target) if rows else (plans[:0], target)
+
+
+def _gap_rows(
+    instance: PemInstance,
+    fitter: ClockFitter,
+    plans: np.ndarray,
+    T_s: np.ndarray,
+    E_j: np.ndarray,
+    chunk: int = 1024,
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """:func:`fill_gaps`'s plans as chunks (plans x computations), not yet stacked."""
     from energyopt.pipeline.paretoset import pareto_indices
 
     C = E_j - instance.p_blocking_w * instance.num_stages * T_s
     keep = pareto_indices(T_s, C)
     if len(keep) < 2:
-        return plans[:0], T_s[:0]
+        return [], T_s[:0]
     target = T_s[keep[1:]] * (1 - 1e-12)
     rows = []
     for lo in range(0, len(keep) - 1, chunk):
         pos = fitter.positions(plans[keep[:-1][lo : lo + chunk]].T)
         rows.append(fitter.options(fitter.relax(pos, target[lo : lo + chunk])).T)
-    return np.vstack(rows), target
+    return rows, target
