@@ -457,18 +457,11 @@ class ClockFitter:
         # Computations of one table move together: one searchsorted per table, not per node.
         self.groups = [(k, np.flatnonzero(tk == k)) for k in range(len(names))]
         self.groups = [(k, rows) for k, rows in self.groups if len(rows)]
-        self.level_groups = [_by_table(nodes, tk) for nodes in self.levels]
-
-    def _pick_rows(self, kt: int, room: np.ndarray, floor: np.ndarray | None) -> np.ndarray:
-        """Pareto positions (fastest first) of the slowest options of table ``kt`` in ``room``.
-
-        ``room`` is nodes x plans. A Pareto option that is slower is cheaper in
-        effective energy, so this is also the cheapest option that fits. The
-        fastest (or ``floor``) is the fallback.
-        """
-        pos = np.searchsorted(self.times[kt], room * (1 + 1e-12), side="right")
-        pos -= 1
-        return np.maximum(pos, 0 if floor is None else floor)
+        # Per level: (position in the level, computation, its Pareto times) for the passes.
+        self.level_items = [
+            [(j, v, self.times[tk[v]]) for j, v in enumerate(nodes.tolist())]
+            for nodes in self.levels
+        ]
 
     def fit(
         self,
@@ -576,12 +569,17 @@ class ClockFitter:
         """
         n, P = pos.shape
         fin = np.zeros((n + 1, P))
-        for nodes, groups in zip(self.levels, self.level_groups):
+        room = np.empty(P)
+        for nodes, items in zip(self.levels, self.level_items):
             es = fin[self.pred[nodes]].max(axis=1)
-            for kt, vs, js in groups:
-                p = self._pick_rows(kt, lf[vs] - es[js], pos[vs] if floor else None)
-                pos[vs] = p
-                t[vs] = self.times[kt][p]
+            for j, v, tv in items:
+                # Row by row into views (plain integer indexing): no temporary copies.
+                np.subtract(lf[v], es[j], out=room)
+                room *= 1 + 1e-12
+                p = tv.searchsorted(room, side="right")
+                p -= 1
+                np.maximum(p, pos[v] if floor else 0, out=pos[v])
+                np.take(tv, pos[v], out=t[v])
             fin[nodes] = es + t[nodes]
             if es_out is not None:
                 es_out[nodes] = es
@@ -602,23 +600,17 @@ class ClockFitter:
                 fin[nodes] = es[nodes] + t[nodes]
         start = np.empty((n + 1, P))
         start[n] = T
-        for nodes, groups in zip(reversed(self.levels), reversed(self.level_groups)):
+        room = np.empty(P)
+        for nodes, items in zip(reversed(self.levels), reversed(self.level_items)):
             lf = np.minimum(start[self.succ[nodes]].min(axis=1), T)
-            for kt, vs, js in groups:
-                p = self._pick_rows(kt, lf[js] - es[vs], pos[vs])
-                pos[vs] = p
-                t[vs] = self.times[kt][p]
+            for j, v, tv in items:
+                np.subtract(lf[j], es[v], out=room)
+                room *= 1 + 1e-12
+                p = tv.searchsorted(room, side="right")
+                p -= 1
+                np.maximum(p, pos[v], out=pos[v])
+                np.take(tv, pos[v], out=t[v])
             start[nodes] = lf - t[nodes]
-
-
-def _by_table(nodes: np.ndarray, table_of: np.ndarray) -> list:
-    """``(table, nodes, positions in nodes)`` per table among ``nodes``, in table order."""
-    tk = table_of[nodes]
-    out = []
-    for kt in np.unique(tk).tolist():
-        js = np.flatnonzero(tk == kt)
-        out.append((kt, nodes[js], js))
-    return out
 
 
 def sample_times(path: HullPath, tau_s: float) -> tuple[np.ndarray, np.ndarray]:
