@@ -78,14 +78,15 @@ class CompactDag:
         P = times.shape[0]
         out = np.zeros(P)
         for lo in range(0, P, chunk):
-            tt = times[lo : lo + chunk]
+            # Computations x points: each level then reads and writes whole rows.
+            tt = np.ascontiguousarray(times[lo : lo + chunk].T)
             finish = np.zeros_like(tt)
             for nodes, slots in self.levels:
-                start = np.zeros((tt.shape[0], len(nodes)))
+                start = np.zeros((len(nodes), tt.shape[1]))
                 for pos, prd in slots:
-                    start[:, pos] = np.maximum(start[:, pos], finish[:, prd])
-                finish[:, nodes] = start + tt[:, nodes]
-            out[lo : lo + chunk] = finish.max(axis=1) if self.n else 0.0
+                    start[pos] = np.maximum(start[pos], finish[prd])
+                finish[nodes] = start + tt[nodes]
+            out[lo : lo + chunk] = finish.max(axis=0) if self.n else 0.0
         return out
 
 

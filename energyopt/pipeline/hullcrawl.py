@@ -126,6 +126,9 @@ class _Hulls:
         self.vc = [c for _, c in hulls]
         self.q = [q for q, _ in hulls]
         self.exact = exact
+        # The computations of each table that has any (row indices, ascending).
+        self.groups = [(k, np.flatnonzero(tk == k)) for k in range(K)]
+        self.groups = [(k, rows) for k, rows in self.groups if len(rows)]
 
     def segment(self, rows: np.ndarray, d: np.ndarray) -> np.ndarray:
         """Index of the last vertex at or before ``d`` for computations ``rows``."""
@@ -450,16 +453,15 @@ class ClockFitter:
             inv = np.full(len(tb), -1, dtype=np.int64)
             inv[idx] = np.arange(len(idx))
             self.inverse.append(inv)
-
-    def _pick(self, v: int, room: np.ndarray, floor: np.ndarray | None = None) -> np.ndarray:
-        """Position (Pareto list, fastest first) of the slowest option of ``v`` in ``room``.
-
-        A Pareto option that is slower is cheaper in effective energy, so this is
-        also the cheapest option that fits. The fastest is the fallback.
-        """
-        pos = np.searchsorted(self.times[self.table_of[v]], room * (1 + 1e-12), side="right")
-        pos -= 1
-        return np.maximum(pos, 0 if floor is None else floor)
+        tk = np.asarray(self.table_of, dtype=np.int64)
+        # Computations of one table move together: one searchsorted per table, not per node.
+        self.groups = [(k, np.flatnonzero(tk == k)) for k in range(len(names))]
+        self.groups = [(k, rows) for k, rows in self.groups if len(rows)]
+        # Per level: (position in the level, computation, its Pareto times) for the passes.
+        self.level_items = [
+            [(j, v, self.times[tk[v]]) for j, v in enumerate(nodes.tolist())]
+            for nodes in self.levels
+        ]
 
     def fit(
         self,
@@ -489,8 +491,9 @@ class ClockFitter:
             T = np.minimum(T, cap_s)
         pos = np.zeros((n, P), dtype=np.int64)
         t = np.zeros((n, P))
-        self._forward(pos, t, self._latest_finish(durations_s, T), T)
-        return self.relax(pos, T, passes - 1, t)
+        es = np.empty((n, P))
+        self._forward(pos, t, self._latest_finish(durations_s, T), T, es_out=es)
+        return self.relax(pos, T, passes - 1, t, es)
 
     def relax(
         self,
@@ -498,41 +501,45 @@ class ClockFitter:
         T: np.ndarray,
         passes: int = 2,
         t: np.ndarray | None = None,
+        es: np.ndarray | None = None,
     ) -> np.ndarray:
         """Give slack back to plans (Pareto positions, updated in place) within ``T``.
 
         Alternates a pass from the last computations backwards with one from the
         first forwards; each computation takes the slowest option that fits
         between its earliest start and its latest finish under the plan itself,
-        never a faster one, so each pass keeps the plan within ``T``.
+        never a faster one, so each pass keeps the plan within ``T``. ``t`` and
+        ``es``, when given, are the plan's durations and earliest starts.
         """
         if t is None:
             t = self.times_of(pos)
         for k in range(passes):
             if k % 2 == 0:
-                self._backward(pos, t, T)
+                self._backward(pos, t, T, es)
+                es = None  # the backward pass changed the durations
             else:
-                self._forward(pos, t, self._latest_finish(t, T), T, floor=True)
+                es = np.empty(pos.shape)
+                self._forward(pos, t, self._latest_finish(t, T), T, floor=True, es_out=es)
         return pos
 
     def times_of(self, pos: np.ndarray) -> np.ndarray:
         t = np.empty(pos.shape)
-        for v in range(self.n):
-            t[v] = self.times[self.table_of[v]][pos[v]]
+        for kt, rows in self.groups:
+            t[rows] = self.times[kt][pos[rows]]
         return t
 
     def options(self, pos: np.ndarray) -> np.ndarray:
         """Option indices (into the instance's tables) of Pareto positions."""
         out = np.empty_like(pos)
-        for v in range(self.n):
-            out[v] = self.index[self.table_of[v]][pos[v]]
+        for kt, rows in self.groups:
+            out[rows] = self.index[kt][pos[rows]]
         return out
 
     def positions(self, options: np.ndarray) -> np.ndarray:
         """Pareto positions of option indices (computations x plans); Pareto options only."""
         out = np.empty_like(options)
-        for v in range(self.n):
-            out[v] = self.inverse[self.table_of[v]][options[v]]
+        for kt, rows in self.groups:
+            out[rows] = self.inverse[kt][options[rows]]
         if np.any(out < 0):
             raise ValueError("positions: a plan uses an option that is not Pareto-optimal")
         return out
@@ -548,33 +555,61 @@ class ClockFitter:
         return lf
 
     def _forward(
-        self, pos: np.ndarray, t: np.ndarray, lf: np.ndarray, T: np.ndarray, floor: bool = False
+        self,
+        pos: np.ndarray,
+        t: np.ndarray,
+        lf: np.ndarray,
+        T: np.ndarray,
+        floor: bool = False,
+        es_out: np.ndarray | None = None,
     ) -> None:
-        """Earliest-first pass: each computation the slowest option ending by ``lf``."""
-        n, P = pos.shape
-        fin = np.zeros((n + 1, P))
-        for nodes in self.levels:
-            es = fin[self.pred[nodes]].max(axis=1)
-            for j, v in enumerate(nodes.tolist()):
-                pos[v] = self._pick(v, lf[v] - es[j], pos[v] if floor else None)
-                t[v] = self.times[self.table_of[v]][pos[v]]
-            fin[nodes] = es + t[nodes]
+        """Earliest-first pass: each computation the slowest option ending by ``lf``.
 
-    def _backward(self, pos: np.ndarray, t: np.ndarray, T: np.ndarray) -> None:
-        """Latest-first pass: each computation the slack left between its neighbours."""
+        The earliest starts of the new plan go to ``es_out`` when given.
+        """
         n, P = pos.shape
         fin = np.zeros((n + 1, P))
-        es = np.empty((n, P))
-        for nodes in self.levels:
-            es[nodes] = fin[self.pred[nodes]].max(axis=1)
-            fin[nodes] = es[nodes] + t[nodes]
+        room = np.empty(P)
+        for nodes, items in zip(self.levels, self.level_items):
+            es = fin[self.pred[nodes]].max(axis=1)
+            for j, v, tv in items:
+                # Row by row into views (plain integer indexing): no temporary copies.
+                np.subtract(lf[v], es[j], out=room)
+                room *= 1 + 1e-12
+                p = tv.searchsorted(room, side="right")
+                p -= 1
+                np.maximum(p, pos[v] if floor else 0, out=pos[v])
+                np.take(tv, pos[v], out=t[v])
+            fin[nodes] = es + t[nodes]
+            if es_out is not None:
+                es_out[nodes] = es
+
+    def _backward(
+        self, pos: np.ndarray, t: np.ndarray, T: np.ndarray, es: np.ndarray | None = None
+    ) -> None:
+        """Latest-first pass: each computation the slack left between its neighbours.
+
+        ``es``: the earliest starts under ``t`` when known (computed otherwise).
+        """
+        n, P = pos.shape
+        if es is None:
+            fin = np.zeros((n + 1, P))
+            es = np.empty((n, P))
+            for nodes in self.levels:
+                es[nodes] = fin[self.pred[nodes]].max(axis=1)
+                fin[nodes] = es[nodes] + t[nodes]
         start = np.empty((n + 1, P))
         start[n] = T
-        for nodes in reversed(self.levels):
+        room = np.empty(P)
+        for nodes, items in zip(reversed(self.levels), reversed(self.level_items)):
             lf = np.minimum(start[self.succ[nodes]].min(axis=1), T)
-            for j, v in enumerate(nodes.tolist()):
-                pos[v] = self._pick(v, lf[j] - es[v], pos[v])
-                t[v] = self.times[self.table_of[v]][pos[v]]
+            for j, v, tv in items:
+                np.subtract(lf[j], es[v], out=room)
+                room *= 1 + 1e-12
+                p = tv.searchsorted(room, side="right")
+                p -= 1
+                np.maximum(p, pos[v], out=pos[v])
+                np.take(tv, pos[v], out=t[v])
             start[nodes] = lf - t[nodes]
 
 
@@ -595,8 +630,12 @@ def sample_times(path: HullPath, tau_s: float) -> tuple[np.ndarray, np.ndarray]:
 
 def event_durations(path: HullPath, k0: int, k1: int, d_start: np.ndarray) -> np.ndarray:
     """Durations (quanta) at the starts of events ``k0 .. k1 - 1`` from those at ``k0``."""
-    steps = path.delta[k0 : k1 - 1, None] * path.rate[k0 : k1 - 1].astype(np.int64)
-    return np.cumsum(np.vstack([d_start[None, :], steps]), axis=0)
+    delta = path.delta[k0 : k1 - 1]
+    out = np.empty((len(delta) + 1, len(d_start)), dtype=np.int64)
+    out[0] = d_start
+    np.multiply(delta[:, None], path.rate[k0 : k1 - 1], out=out[1:])
+    # Integers: the running sum in place is exact, whatever the order of the additions.
+    return np.cumsum(out, axis=0, out=out)
 
 
 def exact_seconds(path: HullPath, dq: np.ndarray) -> np.ndarray:
@@ -604,16 +643,12 @@ def exact_seconds(path: HullPath, dq: np.ndarray) -> np.ndarray:
     that vertex's exact time rather than its rounded-up quanta."""
     ds = dq * path.quantum_s
     h = path.hulls
-    for kt in range(len(h.q)):
-        rows = np.flatnonzero(h.table_of == kt)
-        if not len(rows):
-            continue
+    for kt, rows in h.groups:
         vals = dq[rows]
         pos = np.minimum(np.searchsorted(h.q[kt], vals), len(h.q[kt]) - 1)
         hit = h.q[kt][pos] == vals
-        sub = ds[rows]
-        sub[hit] = h.exact[kt][pos[hit]]
-        ds[rows] = sub
+        r, c = np.nonzero(hit)
+        ds[rows[r], c] = h.exact[kt][pos[r, c]]
     return ds
 
 
@@ -653,7 +688,7 @@ def crawl_plans(
         kk, tq = k[lo : lo + chunk], T_q[lo : lo + chunk]
         k0, k1 = int(kk[0]), int(kk[-1]) + 1
         if k0 > k_at:
-            d_k = event_durations(path, k_at, k0 + 1, d_k)[-1]
+            d_k = d_k + path.delta[k_at:k0] @ path.rate[k_at:k0].astype(np.int64)
             k_at = k0
         starts = event_durations(path, k0, k1, d_k)  # events k0 .. k1 - 1
         rel = kk - k0
@@ -669,10 +704,8 @@ def crawl_plans(
 def _hull_cost(hulls: _Hulls, dq: np.ndarray) -> np.ndarray:
     """Hull effective energy of durations ``dq`` (computations x plans), summed per plan."""
     out = np.zeros(dq.shape[1])
-    for kt in range(len(hulls.q)):
-        rows = np.flatnonzero(hulls.table_of == kt)
-        if len(rows):
-            out += np.interp(dq[rows], hulls.q[kt], hulls.vc[kt]).sum(axis=0)
+    for kt, rows in hulls.groups:
+        out += np.interp(dq[rows], hulls.q[kt], hulls.vc[kt]).sum(axis=0)
     return out
 
 
@@ -725,9 +758,11 @@ def exact_crawl(
     planned_E = lp_cost + instance.p_blocking_w * instance.num_stages * planned_T
     late = time_limit is not None and time.perf_counter() - tick > 0.75 * time_limit
     if not _early(stats["stopped"]) and not late:
-        extra, target = fill_gaps(instance, ClockFitter(instance, dag), plans, T_meas, E_meas)
+        rows, target = _gap_rows(instance, ClockFitter(instance, dag), plans, T_meas, E_meas)
+        # One copy of all the plans, not one for the gap plans and another for the union.
+        plans, n_crawl = np.vstack([plans, *rows]), len(plans)
+        extra = plans[n_crawl:]
         T_x, E_x = batch_evaluate(instance, extra, dag)
-        plans = np.vstack([plans, extra])
         planned_T = np.concatenate([planned_T, target])
         planned_E = np.concatenate([planned_E, np.full(len(extra), np.nan)])
         T_meas, E_meas = np.concatenate([T_meas, T_x]), np.concatenate([E_meas, E_x])
@@ -751,15 +786,28 @@ def fill_gaps(
     up to just below ``m_(k+1)`` (:meth:`ClockFitter.relax`), is never worse there
     and often better. Returns the new plans and the times they were relaxed to.
     """
+    rows, target = _gap_rows(instance, fitter, plans, T_s, E_j, chunk)
+    return (np.vstack(rows), target) if rows else (plans[:0], target)
+
+
+def _gap_rows(
+    instance: PemInstance,
+    fitter: ClockFitter,
+    plans: np.ndarray,
+    T_s: np.ndarray,
+    E_j: np.ndarray,
+    chunk: int = 1024,
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """:func:`fill_gaps`'s plans as chunks (plans x computations), not yet stacked."""
     from energyopt.pipeline.paretoset import pareto_indices
 
     C = E_j - instance.p_blocking_w * instance.num_stages * T_s
     keep = pareto_indices(T_s, C)
     if len(keep) < 2:
-        return plans[:0], T_s[:0]
+        return [], T_s[:0]
     target = T_s[keep[1:]] * (1 - 1e-12)
     rows = []
     for lo in range(0, len(keep) - 1, chunk):
         pos = fitter.positions(plans[keep[:-1][lo : lo + chunk]].T)
         rows.append(fitter.options(fitter.relax(pos, target[lo : lo + chunk])).T)
-    return np.vstack(rows), target
+    return rows, target
