@@ -96,7 +96,9 @@ def test_two_runs_on_an_existing_store_compute_only_the_missing_cells(instance_f
     runs = _check_once(store, log, total)
     assert len(runs) == total and set(runs.values()) == {1}
     a, b = (_counts(out) for out, _ in outs)
-    assert a[1] == b[1] == len(instance_files)  # seed 0 was there before both
+    # Seed 0 was there before both; a run that starts late (a loaded machine) may also
+    # find cells the other already finished, so "already stored" is at least that.
+    assert a[1] >= len(instance_files) and b[1] >= len(instance_files)
     assert a[2] + b[2] == total - len(instance_files)
 
 
