@@ -19,10 +19,10 @@ import math
 
 import highspy
 import numpy as np
-from scipy.sparse import coo_matrix
 
 from energyopt.capacity.instance import CapacityInstance
 from energyopt.capacity.patterns import Aggregation, HostState, Move
+from energyopt.core.highslp import csc_rows, highs_lp, quiet_highs
 
 INF = highspy.kHighsInf
 
@@ -257,30 +257,14 @@ def solve(
 
 
 def _highs(m: ThetaModel, integral: bool, scale: float) -> highspy.Highs:
-    r_idx, c_idx, vals = [], [], []
-    for r, (cols, coefs, _, _) in enumerate(m.rows):
-        r_idx += [r] * len(cols)
-        c_idx += cols
-        vals += coefs
     num_cols = len(m.cost)
-    matrix = coo_matrix((vals, (r_idx, c_idx)), shape=(len(m.rows), num_cols)).tocsc()
-    lp = highspy.HighsLp()
-    lp.num_col_ = num_cols
-    lp.num_row_ = len(m.rows)
-    lp.col_cost_ = np.asarray(m.cost) / scale
-    lp.col_lower_ = np.zeros(num_cols)
-    lp.col_upper_ = np.asarray(m.upper, dtype=float)
-    lp.row_lower_ = np.array([row[2] for row in m.rows], dtype=float)
-    lp.row_upper_ = np.array([row[3] for row in m.rows], dtype=float)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = matrix.indptr
-    lp.a_matrix_.index_ = matrix.indices
-    lp.a_matrix_.value_ = matrix.data
-    if integral:
-        lp.integrality_ = [highspy.HighsVarType.kInteger] * num_cols
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    h.setOptionValue("random_seed", 0)
-    h.passModel(lp)
-    return h
+    lp = highs_lp(
+        np.asarray(m.cost) / scale,
+        np.zeros(num_cols),
+        np.asarray(m.upper, dtype=float),
+        csc_rows([(row[0], row[1]) for row in m.rows], num_cols),
+        np.array([row[2] for row in m.rows], dtype=float),
+        np.array([row[3] for row in m.rows], dtype=float),
+        num_integer=num_cols if integral else 0,
+    )
+    return quiet_highs(lp)

@@ -126,9 +126,7 @@ class _Hulls:
         self.vc = [c for _, c in hulls]
         self.q = [q for q, _ in hulls]
         self.exact = exact
-        # The computations of each table that has any (row indices, ascending).
-        self.groups = [(k, np.flatnonzero(tk == k)) for k in range(K)]
-        self.groups = [(k, rows) for k, rows in self.groups if len(rows)]
+        self.groups = table_groups(tk, K)
 
     def segment(self, rows: np.ndarray, d: np.ndarray) -> np.ndarray:
         """Index of the last vertex at or before ``d`` for computations ``rows``."""
@@ -454,9 +452,8 @@ class ClockFitter:
             inv[idx] = np.arange(len(idx))
             self.inverse.append(inv)
         tk = np.asarray(self.table_of, dtype=np.int64)
-        # Computations of one table move together: one searchsorted per table, not per node.
-        self.groups = [(k, np.flatnonzero(tk == k)) for k in range(len(names))]
-        self.groups = [(k, rows) for k, rows in self.groups if len(rows)]
+        # Computations of one table move together: one gather per table, not per node.
+        self.groups = table_groups(tk, len(names))
         # Per level: (position in the level, computation, its Pareto times) for the passes.
         self.level_items = [
             [(j, v, self.times[tk[v]]) for j, v in enumerate(nodes.tolist())]
@@ -573,13 +570,8 @@ class ClockFitter:
         for nodes, items in zip(self.levels, self.level_items):
             es = fin[self.pred[nodes]].max(axis=1)
             for j, v, tv in items:
-                # Row by row into views (plain integer indexing): no temporary copies.
                 np.subtract(lf[v], es[j], out=room)
-                room *= 1 + 1e-12
-                p = tv.searchsorted(room, side="right")
-                p -= 1
-                np.maximum(p, pos[v] if floor else 0, out=pos[v])
-                np.take(tv, pos[v], out=t[v])
+                _slowest_fitting(tv, room, pos[v] if floor else 0, pos[v], t[v])
             fin[nodes] = es + t[nodes]
             if es_out is not None:
                 es_out[nodes] = es
@@ -605,12 +597,31 @@ class ClockFitter:
             lf = np.minimum(start[self.succ[nodes]].min(axis=1), T)
             for j, v, tv in items:
                 np.subtract(lf[j], es[v], out=room)
-                room *= 1 + 1e-12
-                p = tv.searchsorted(room, side="right")
-                p -= 1
-                np.maximum(p, pos[v], out=pos[v])
-                np.take(tv, pos[v], out=t[v])
+                _slowest_fitting(tv, room, pos[v], pos[v], t[v])
             start[nodes] = lf - t[nodes]
+
+
+def table_groups(table_of: np.ndarray, num_tables: int) -> list[tuple[int, np.ndarray]]:
+    """(table, its computations in ascending order) for every table that has any."""
+    groups = [(k, np.flatnonzero(table_of == k)) for k in range(num_tables)]
+    return [(k, rows) for k, rows in groups if len(rows)]
+
+
+def _slowest_fitting(
+    times: np.ndarray, room: np.ndarray, floor, pos_out: np.ndarray, t_out: np.ndarray
+) -> None:
+    """Pareto position (fastest first) of the slowest option within ``room``, per plan.
+
+    A slower Pareto option is cheaper in effective energy, so this is also the
+    cheapest that fits; never below ``floor`` (the fastest is the fallback). Writes
+    into the rows ``pos_out`` and ``t_out`` (views, plain integer indexing): the
+    passes call this once per computation, so it makes no temporary copies.
+    """
+    room *= 1 + 1e-12
+    p = times.searchsorted(room, side="right")
+    p -= 1
+    np.maximum(p, floor, out=pos_out)
+    np.take(times, pos_out, out=t_out)
 
 
 def sample_times(path: HullPath, tau_s: float) -> tuple[np.ndarray, np.ndarray]:
@@ -758,7 +769,7 @@ def exact_crawl(
     planned_E = lp_cost + instance.p_blocking_w * instance.num_stages * planned_T
     late = time_limit is not None and time.perf_counter() - tick > 0.75 * time_limit
     if not _early(stats["stopped"]) and not late:
-        rows, target = _gap_rows(instance, ClockFitter(instance, dag), plans, T_meas, E_meas)
+        rows, target = gap_plans(instance, ClockFitter(instance, dag), plans, T_meas, E_meas)
         # One copy of all the plans, not one for the gap plans and another for the union.
         plans, n_crawl = np.vstack([plans, *rows]), len(plans)
         extra = plans[n_crawl:]
@@ -771,26 +782,7 @@ def exact_crawl(
     return CrawlTrace(plans, planned_T, planned_E, T_meas, E_meas, stats)
 
 
-def fill_gaps(
-    instance: PemInstance,
-    fitter: ClockFitter,
-    plans: np.ndarray,
-    T_s: np.ndarray,
-    E_j: np.ndarray,
-    chunk: int = 1024,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Plans between neighbouring frontier points: each point relaxed to the next one's time.
-
-    Between the makespans ``m_k < m_(k+1)`` of two neighbouring frontier points the
-    frontier's energy is point k's plus blocking; point k's plan, given the slack
-    up to just below ``m_(k+1)`` (:meth:`ClockFitter.relax`), is never worse there
-    and often better. Returns the new plans and the times they were relaxed to.
-    """
-    rows, target = _gap_rows(instance, fitter, plans, T_s, E_j, chunk)
-    return (np.vstack(rows), target) if rows else (plans[:0], target)
-
-
-def _gap_rows(
+def gap_plans(
     instance: PemInstance,
     fitter: ClockFitter,
     plans: np.ndarray,
@@ -798,7 +790,14 @@ def _gap_rows(
     E_j: np.ndarray,
     chunk: int = 1024,
 ) -> tuple[list[np.ndarray], np.ndarray]:
-    """:func:`fill_gaps`'s plans as chunks (plans x computations), not yet stacked."""
+    """Plans between neighbouring frontier points: each point relaxed to the next one's time.
+
+    Between the makespans ``m_k < m_(k+1)`` of two neighbouring frontier points the
+    frontier's energy is point k's plus blocking; point k's plan, given the slack
+    up to just below ``m_(k+1)`` (:meth:`ClockFitter.relax`), is never worse there
+    and often better. Returns the new plans in chunks (plans x computations, not yet
+    stacked) and the times they were relaxed to.
+    """
     from energyopt.pipeline.paretoset import pareto_indices
 
     C = E_j - instance.p_blocking_w * instance.num_stages * T_s

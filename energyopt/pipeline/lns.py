@@ -24,33 +24,14 @@ import time
 
 import highspy
 import numpy as np
-from scipy.sparse import coo_matrix
 
+from energyopt.core.highslp import csc_rows, highs_lp, quiet_highs
 from energyopt.pipeline.evaluator import evaluate
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.timewindows import time_windows
 
 #: Least and largest neighbourhood, as a fraction of the deadline (the window's width).
 MIN_WINDOW, MAX_WINDOW = 0.02, 0.6
-
-
-@dataclasses.dataclass
-class _Rows:
-    """A constraint matrix under construction, in coordinate form."""
-
-    rows: list[int] = dataclasses.field(default_factory=list)
-    cols: list[int] = dataclasses.field(default_factory=list)
-    vals: list[float] = dataclasses.field(default_factory=list)
-    lower: list[float] = dataclasses.field(default_factory=list)
-    upper: list[float] = dataclasses.field(default_factory=list)
-
-    def add(self, cols, vals, lower: float, upper: float) -> None:
-        r = len(self.lower)
-        self.rows += [r] * len(cols)
-        self.cols += list(cols)
-        self.vals += list(vals)
-        self.lower.append(lower)
-        self.upper.append(upper)
 
 
 class SubMilp:
@@ -81,12 +62,15 @@ class SubMilp:
         self.offset = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         self.num_y = int(self.offset[-1])
         cost, lower, upper = self._columns()
-        rows = _Rows()
-        self._nested(rows)
-        self._precedence(rows)
-        self._deadline(rows)
-        self.lp = _highs_lp(cost, lower, upper, rows, self.num_y)
-        self._lower, self._upper = lower, upper
+        rows: list[tuple[list[int], list[float], float, float]] = []
+        rows += self._nested()
+        rows += self._precedence()
+        rows += self._deadline()
+        matrix = csc_rows([(r[0], r[1]) for r in rows], len(cost))
+        row_lower = [r[2] for r in rows]
+        row_upper = [r[3] for r in rows]
+        self.lp = highs_lp(cost, lower, upper, matrix, row_lower, row_upper, self.num_y)
+        self._cost, self._lower, self._upper = cost, lower, upper
 
     def _y(self, i: int) -> range:
         return range(self.offset[i], self.offset[i + 1])
@@ -110,31 +94,34 @@ class SubMilp:
         upper[self.num_y :] = np.maximum(es / T, (T - tail - tmin) / T + 1e-9)
         return cost, lower, upper
 
-    def _nested(self, rows: _Rows) -> None:
+    def _nested(self) -> list[tuple[list[int], list[float], float, float]]:
         """Eq. PEM-6b: ``y_ik >= y_i,k+1`` (a slower option implies every faster step)."""
-        for i in range(self.instance.num_computations):
-            y = self._y(i)
-            for a, b in itertools.pairwise(y):
-                rows.add([a, b], [1.0, -1.0], 0.0, highspy.kHighsInf)
+        return [
+            ([a, b], [1.0, -1.0], 0.0, highspy.kHighsInf)
+            for i in range(self.instance.num_computations)
+            for a, b in itertools.pairwise(self._y(i))
+        ]
 
     def _duration(self, i: int) -> tuple[list[int], np.ndarray, float]:
         """Eqs. PEM-2, PEM-6c: ``d_i = t_i0 + sum_k (t_ik - t_i,k-1) y_ik``."""
         return list(self._y(i)), np.diff(self.times[i]), float(self.times[i][0])
 
-    def _precedence(self, rows: _Rows) -> None:
+    def _precedence(self) -> list[tuple[list[int], list[float], float, float]]:
         """Eq. PEM-3: ``s_j - s_i - sum_k (t_ik - t_i,k-1) y_ik >= t_i0`` for every edge."""
-        s = self.num_y
+        s, rows = self.num_y, []
         for i, j in self.instance.edges:
             ys, dt, t0 = self._duration(i)
-            rows.add([s + j, s + i, *ys], [1.0, -1.0, *(-dt)], t0, highspy.kHighsInf)
+            rows.append(([s + j, s + i, *ys], [1.0, -1.0, *(-dt)], t0, highspy.kHighsInf))
+        return rows
 
-    def _deadline(self, rows: _Rows) -> None:
+    def _deadline(self) -> list[tuple[list[int], list[float], float, float]]:
         """Eq. PEM-4: ``s_i + d_i <= T`` (= 1 in the model's units) for every sink."""
-        s = self.num_y
+        s, rows = self.num_y, []
         for i, succ in enumerate(self.instance.successors):
             if not succ:
                 ys, dt, t0 = self._duration(i)
-                rows.add([s + i, *ys], [1.0, *dt], -highspy.kHighsInf, 1.0 - t0)
+                rows.append(([s + i, *ys], [1.0, *dt], -highspy.kHighsInf, 1.0 - t0))
+        return rows
 
     def solve(
         self,
@@ -153,15 +140,21 @@ class SubMilp:
         lower, upper = self._lower.copy(), self._upper.copy()
         ranks = [int(self.rank[i][k]) for i, k in enumerate(choice)]
         for i, r in enumerate(ranks):
-            y = self.offset[i] + np.arange(self.offset[i + 1] - self.offset[i])
+            first, end = self.offset[i], self.offset[i + 1]
             lo, hi = (
-                (r, r) if not free[i] else (0, len(y)) if reach is None else (r - reach, r + reach)
+                (r, r)
+                if not free[i]
+                else (0, end - first)
+                if reach is None
+                else (r - reach, r + reach)
             )
-            # y_ik (k = 1..) is 1 for k <= rank: fix those below lo+1 and above hi.
-            lower[y[: max(lo, 0)]] = 1.0
-            upper[y[max(hi, 0) :]] = 0.0
+            # y_ik (k = 1..) is 1 for k <= rank: ranks lo..hi stay open.
+            lower[first : first + max(lo, 0)] = 1.0
+            upper[first + max(hi, 0) : end] = 0.0
         self.lp.col_lower_, self.lp.col_upper_ = lower, upper
-        h = _highs(self.lp, time_limit, seed)
+        h = quiet_highs(self.lp, seed=seed)
+        # A fresh solver per sub-MILP: HiGHS' time limit counts from the object's first run.
+        h.setOptionValue("time_limit", max(0.01, float(time_limit)))
         # Only plans cheaper than the incumbent matter: HiGHS prunes the rest at once.
         h.setOptionValue("objective_bound", self._objective(ranks) + 1e-9)
         with _quiet_stderr():
@@ -177,10 +170,8 @@ class SubMilp:
 
     def _objective(self, ranks: list[int]) -> float:
         """The model's objective (Eq. PEM-5 in increments) of the plan with these ranks."""
-        cost = np.asarray(self.lp.col_cost_)
-        return float(
-            sum(cost[self.offset[i] : self.offset[i] + r].sum() for i, r in enumerate(ranks))
-        )
+        cost, first = self._cost, self.offset
+        return float(sum(cost[first[i] : first[i] + r].sum() for i, r in enumerate(ranks)))
 
 
 @contextlib.contextmanager
@@ -205,35 +196,6 @@ def _quiet_stderr():
         os.close(saved)
 
 
-def _highs_lp(cost, lower, upper, rows: _Rows, num_int: int) -> highspy.HighsLp:
-    matrix = coo_matrix(
-        (rows.vals, (rows.rows, rows.cols)), shape=(len(rows.lower), len(cost))
-    ).tocsc()
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = len(cost), len(rows.lower)
-    lp.col_cost_, lp.col_lower_, lp.col_upper_ = cost, lower, upper
-    lp.row_lower_ = np.asarray(rows.lower, dtype=float)
-    lp.row_upper_ = np.asarray(rows.upper, dtype=float)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = matrix.indptr
-    lp.a_matrix_.index_ = matrix.indices
-    lp.a_matrix_.value_ = matrix.data
-    kinds = [highspy.HighsVarType.kInteger] * num_int
-    lp.integrality_ = kinds + [highspy.HighsVarType.kContinuous] * (len(cost) - num_int)
-    return lp
-
-
-def _highs(lp: highspy.HighsLp, time_limit: float, seed: int) -> highspy.Highs:
-    # A fresh solver per sub-MILP: HiGHS' time limit counts from the object's first run.
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    h.setOptionValue("random_seed", int(seed) % (2**31 - 1))
-    h.setOptionValue("time_limit", max(0.01, float(time_limit)))
-    h.passModel(lp)
-    return h
-
-
 @dataclasses.dataclass
 class SearchStats:
     """What the search did: sub-MILPs solved, improvements, and the final window."""
@@ -243,7 +205,6 @@ class SearchStats:
     solved_to_optimality: int = 0
     window: float = 0.0
     reach: int | None = None
-    history: list[tuple[float, float]] = dataclasses.field(default_factory=list)
 
 
 def neighbourhood_search(
@@ -266,8 +227,8 @@ def neighbourhood_search(
     """
     tick = time.perf_counter()
     stop_at = None if time_limit is None else tick + float(time_limit)
-    best, energy = tuple(start), evaluate(instance, start).energy_j
-    stats = SearchStats(window=window, reach=reach, history=[(0.0, energy)])
+    best, incumbent = tuple(start), evaluate(instance, start)
+    stats = SearchStats(window=window, reach=reach)
     model = SubMilp(instance)
     rng = np.random.default_rng(seed)
     stages = np.array([c.stage for c in instance.computations])
@@ -281,7 +242,7 @@ def neighbourhood_search(
         left = None if stop_at is None else stop_at - time.perf_counter()
         if left is not None and left < 0.05:
             break
-        free = _neighbourhood(rng, instance, best, stages, stats.window)
+        free = _neighbourhood(rng, instance, incumbent.start_s, stages, stats.window)
         limit = sub_time_limit if left is None else min(sub_time_limit, left)
         plan, proven = model.solve(
             best, free, limit, seed=int(rng.integers(2**31 - 1)), reach=stats.reach
@@ -293,10 +254,13 @@ def neighbourhood_search(
             np.clip(stats.window * (1.1 if proven else 0.8), MIN_WINDOW, MAX_WINDOW)
         )
         found = None if plan is None else evaluate(instance, plan)
-        if found is not None and found.feasible and found.energy_j < energy * (1 - 1e-12):
-            best, energy = plan, found.energy_j
+        if (
+            found is not None
+            and found.feasible
+            and found.energy_j < incumbent.energy_j * (1 - 1e-12)
+        ):
+            best, incumbent = plan, found
             stats.improvements += 1
-            stats.history.append((time.perf_counter() - tick, energy))
             idle = 0
         else:
             idle += 1
@@ -306,16 +270,16 @@ def neighbourhood_search(
 def _neighbourhood(
     rng: np.random.Generator,
     instance: PemInstance,
-    choice: tuple[int, ...],
+    start: np.ndarray,
     stages: np.ndarray,
     window: float,
 ) -> np.ndarray:
     """Computations starting in a random window of the iteration, on all stages or on a band.
 
     Every other draw is a band of about half the stages with a window twice as wide,
-    so both neighbourhoods free about as many computations.
+    so both neighbourhoods free about as many computations. ``start``: the incumbent's
+    earliest starts.
     """
-    start = evaluate(instance, choice, None).start_s
     T = float(instance.deadline_s)
     band = rng.random() < 0.5 and instance.num_stages > 1
     width = window * T * (2.0 if band else 1.0)

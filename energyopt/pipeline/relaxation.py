@@ -33,6 +33,7 @@ import highspy
 import numpy as np
 
 from energyopt.core.gap import gap
+from energyopt.core.highslp import csc_rows, highs_lp, quiet_highs
 from energyopt.core.result import FrontierPoint
 from energyopt.pipeline.instance import PemInstance
 
@@ -146,7 +147,7 @@ class HullRelaxation:
         rows += self._deadline_rows()
         self.row_lower = np.array([r[2] for r in rows], dtype=float)
         self._cost, self._lo, self._hi = cost, lo, hi
-        self._matrix = _csc(rows, 3 * n + 1)
+        self._matrix = csc_rows([(r[0], r[1]) for r in rows], 3 * n + 1)
         # HiGHS gets no upper bound on z (the objective pushes z down anyway): boxes
         # narrower than its tolerances made it report feasible LPs infeasible. The weak
         # dual (Eq. PEM-R6) still uses the box, which every plan's z lies in.
@@ -227,38 +228,13 @@ def _longest_path(instance: PemInstance, durations: np.ndarray) -> float:
     return float(finish.max()) if len(finish) else 0.0
 
 
-def _csc(rows: list[tuple[list[int], list[float], float]], num_cols: int):
-    from scipy.sparse import coo_matrix
-
-    r_idx, c_idx, vals = [], [], []
-    for r, (cols, coefs, _) in enumerate(rows):
-        r_idx += [r] * len(cols)
-        c_idx += cols
-        vals += coefs
-    return coo_matrix((vals, (r_idx, c_idx)), shape=(len(rows), num_cols)).tocsc()
-
-
 def _highs_lp(cost, lo, hi, row_lower, matrix) -> highspy.Highs:
-    lp = highspy.HighsLp()
-    lp.num_col_ = len(cost)
-    lp.num_row_ = len(row_lower)
-    lp.col_cost_ = cost
-    lp.col_lower_ = lo
-    lp.col_upper_ = hi
-    lp.row_lower_ = row_lower
-    lp.row_upper_ = np.full(len(row_lower), highspy.kHighsInf)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = matrix.indptr
-    lp.a_matrix_.index_ = matrix.indices
-    lp.a_matrix_.value_ = matrix.data
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    upper = np.full(len(row_lower), highspy.kHighsInf)
+    h = quiet_highs(highs_lp(cost, lo, hi, matrix, row_lower, upper))
     # Rounding reads the LP's durations: keep them feasible to well below the
     # evaluator's deadline tolerance (1e-9 relative; the LP's time unit is ~T).
     h.setOptionValue("primal_feasibility_tolerance", 1e-10)
     h.setOptionValue("dual_feasibility_tolerance", 1e-10)
-    h.setOptionValue("threads", 1)
-    h.passModel(lp)
     return h
 
 
