@@ -1,8 +1,8 @@
 """The shortcuts of the exact crawl's plan fitting give the values of the plain recurrences.
 
-``pipeline/hullcrawl.py`` reuses earliest starts between the clock passes, sums
-event steps in place, groups computations by table and writes hull vertex times
-in place (issue 17). Each is checked here against the straightforward
+``pipeline/hullpath.py`` and ``pipeline/clockfit.py`` reuse earliest starts between
+the clock passes, sum event steps in place, group computations by table and write
+hull vertex times in place (issue 17). Each is checked here against the straightforward
 computation it replaces, value for value.
 """
 
@@ -10,13 +10,9 @@ import numpy as np
 import pytest
 
 from energyopt.pipeline import random_dag_instance, synthetic_instance
+from energyopt.pipeline.clockfit import ClockFitter
 from energyopt.pipeline.dag import CompactDag
-from energyopt.pipeline.hullcrawl import (
-    ClockFitter,
-    event_durations,
-    exact_seconds,
-    hull_path,
-)
+from energyopt.pipeline.hullpath import event_durations, exact_seconds, hull_path
 
 INSTANCES = [
     synthetic_instance(3, 4, 5, seed=1),

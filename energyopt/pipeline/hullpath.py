@@ -1,0 +1,440 @@
+"""The hull LP's optimal durations along the crawl, from event to event.
+
+The event loop of the default crawl (:mod:`~energyopt.pipeline.hullcrawl`, whose
+module doc gives the method): Phillips-Dessouky steps on the lower convex hull of
+every option table, at integer times of a tiny ``quantum`` (default 0.1 us), each
+step moving as far as its cut stays optimal:
+
+1. start from every computation at its least effective-energy hull vertex;
+2. per step, the critical computations and tight precedences (exact integer
+   test), Eq. 8 flow bounds (speed-up cost = slope of the hull piece to the left,
+   slowdown saving = slope to the right), the minimum cut with lower bounds
+   (:func:`~energyopt.pipeline.maxflow.min_cut_one_flow`);
+3. move the cut's forward computations faster and its backward ones slower by
+   the largest ``delta`` at which the cut is still optimal: until a moving
+   computation reaches a hull vertex (its capacity changes) or another path
+   becomes critical (found by Newton steps on the makespan, which is convex in
+   ``delta``).
+
+Between two events the durations move linearly, so the LP's optimal durations
+are known at every iteration time; :func:`sample_times`,
+:func:`event_durations` and :func:`exact_seconds` read them back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from energyopt.core.instance import InstanceError
+from energyopt.pipeline.clockfit import table_groups
+from energyopt.pipeline.dag import CompactDag, IntegerTimer
+from energyopt.pipeline.instance import PemInstance
+from energyopt.pipeline.maxflow import _FINITE_TOTAL, _INF_INT
+
+#: Time unit of the exact crawl, in seconds: hull vertex times are rounded up to it.
+QUANTUM_S = 1e-7
+
+
+@dataclasses.dataclass
+class HullPath:
+    """The hull LP's optimal durations along the crawl, event by event.
+
+    Between events ``k`` and ``k + 1`` the planned makespan falls from ``L[k]`` to
+    ``L[k] - delta[k]`` (in quanta) and the durations are
+    ``d[k] + (L[k] - T) * rate[k]`` for ``T`` in that range.
+
+    Attributes
+    ----------
+    d0
+        Durations at the first event (quanta, every computation at its cheapest vertex).
+    L, delta
+        Planned makespan at each event and how far it falls before the next.
+    rate
+        ``-1`` (faster), ``+1`` (slower) or ``0`` per computation and event (int8).
+    quantum_s
+        Seconds per quantum.
+    stats
+        Counters (events, maximum flows, Newton steps, ...).
+    """
+
+    d0: np.ndarray
+    L: np.ndarray
+    delta: np.ndarray
+    rate: np.ndarray
+    quantum_s: float
+    stats: dict[str, Any]
+    hulls: _Hulls
+
+
+class _Hulls:
+    """Lower convex hulls of every table in quanta, padded to one width."""
+
+    def __init__(self, instance: PemInstance, quantum_s: float) -> None:
+        from energyopt.pipeline.relaxation import lower_hull
+
+        names = sorted(instance.tables)
+        which = {nm: k for k, nm in enumerate(names)}
+        self.table_of = np.asarray([which[c.table] for c in instance.computations], dtype=np.int64)
+        hulls, exact = [], []
+        for nm in names:
+            tb = instance.tables[nm]
+            t = np.asarray(tb.time_s, dtype=float)
+            c = np.asarray(tb.energy_j, dtype=float) - instance.p_blocking_w * t
+            ht, hc = lower_hull(t, c)
+            # Up, so that a plan of exactly a vertex's duration fits that vertex's option.
+            q = np.ceil(ht / quantum_s - 1e-6).astype(np.int64)
+            keep = np.concatenate([[True], q[1:] > q[:-1]])  # distinct after rounding
+            hulls.append((q[keep], hc[keep]))
+            exact.append(ht[keep])
+        W = max(len(q) for q, _ in hulls)
+        K = len(names)
+        self.vt = np.full((K, W + 1), np.iinfo(np.int64).max // 4, dtype=np.int64)
+        self.num = np.asarray([len(q) for q, _ in hulls], dtype=np.int64)
+        # slope[k, j]: effective energy saved per quantum slower on piece j (0 past the last).
+        self.slope = np.zeros((K, W + 1))
+        self.left = np.full((K, W + 1), math.inf)  # slope of the piece left of vertex j
+        for k, (q, c) in enumerate(hulls):
+            m = len(q)
+            self.vt[k, :m] = q
+            if m > 1:
+                s = (c[:-1] - c[1:]) / (q[1:] - q[:-1])
+                self.slope[k, : m - 1] = s
+                self.left[k, 1:m] = s
+        tk = self.table_of
+        self.d_min = self.vt[tk, 0]
+        self.d_max = self.vt[tk, self.num[tk] - 1]
+        self.vc = [c for _, c in hulls]
+        self.q = [q for q, _ in hulls]
+        self.exact = exact
+        self.groups = table_groups(tk, K)
+
+    def segment(self, rows: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """Index of the last vertex at or before ``d`` for computations ``rows``."""
+        return (self.vt[self.table_of[rows]] <= d[:, None]).sum(axis=1) - 1
+
+
+def _check(instance: PemInstance, quantum_s: float) -> None:
+    if not isinstance(instance, PemInstance):
+        raise InstanceError(f"instance: expected a PemInstance, got {type(instance).__name__}")
+    if not (isinstance(quantum_s, float) and math.isfinite(quantum_s) and quantum_s > 0):
+        raise InstanceError(f"quantum_s = {quantum_s!r}: must be a positive number of seconds")
+
+
+def hull_path(
+    instance: PemInstance,
+    *,
+    quantum_s: float = QUANTUM_S,
+    time_limit: float | None = None,
+    tick: float | None = None,
+    max_events: int | None = None,
+    progress: bool | None = None,
+) -> HullPath:
+    """Run the event-to-event crawl (module doc) and return the LP's durations along it.
+
+    Stops early after ``max_events`` events or at ``time_limit`` seconds after
+    ``tick`` (``stats["stopped"]`` says so); the events found so far are still a
+    valid path from the cheapest schedule. ``progress``: a tqdm bar over the
+    makespan range (``None``: only on large instances).
+    """
+    tick = time.perf_counter() if tick is None else tick
+    _check(instance, quantum_s)
+    hulls = _Hulls(instance, quantum_s)
+    dag = CompactDag(instance)
+    n = dag.n
+    timer = IntegerTimer(dag, hulls.d_max)
+    graph = _CutGraph(dag)
+    d = hulls.d_max.copy()
+    seg = hulls.num[hulls.table_of] - 1
+    stats: dict[str, Any] = {
+        "quantum_s": quantum_s,
+        "events": 0,
+        "max_flow_calls": 0,
+        "newton_steps": 0,
+        "speed_only_events": 0,
+        "stopped": "",
+    }
+    Ls: list[int] = []
+    deltas: list[int] = []
+    rates: list[np.ndarray] = []
+    d0 = d.copy()
+    es = timer.earliest_start(d)
+    bar = _progress_bar(timer, hulls, es, d, n, progress)
+    try:
+        while True:
+            if max_events is not None and stats["events"] >= max_events:
+                stats["stopped"] = f"max_steps={max_events}"
+                break
+            if time_limit is not None and time.perf_counter() - tick > time_limit:
+                stats["stopped"] = f"time_limit={time_limit}"
+                break
+            es, d = _step(timer, hulls, graph, es, d, seg, stats, Ls, deltas, rates)
+            if stats["stopped"]:
+                break
+            if bar is not None:
+                bar.update(int(deltas[-1]))
+    finally:
+        if bar is not None:
+            bar.close()
+    if stats["stopped"].startswith("no finite") or not Ls:
+        # The final schedule itself (or, stopped before any event, the cheapest one):
+        # a zero-length event at its makespan.
+        Ls.append(int((es + d).max()))
+        deltas.append(0)
+        rates.append(np.zeros(n, dtype=np.int8))
+    stats["runtime_s"] = time.perf_counter() - tick
+    return HullPath(
+        d0,
+        np.asarray(Ls, dtype=np.int64),
+        np.asarray(deltas, dtype=np.int64),
+        np.vstack(rates) if rates else np.zeros((0, n), dtype=np.int8),
+        quantum_s,
+        stats,
+        hulls,
+    )
+
+
+def _step(
+    timer: IntegerTimer,
+    hulls: _Hulls,
+    graph: _CutGraph,
+    es: np.ndarray,
+    d: np.ndarray,
+    seg: np.ndarray,
+    stats: dict,
+    Ls: list,
+    deltas: list,
+    rates: list,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One event (module doc, steps 2-3): record it; return the new starts and durations.
+
+    ``seg`` is updated in place; ``stats["stopped"]`` is set when no step is left.
+    """
+    n, tk = len(d), hulls.table_of
+    ef = es + d
+    L = int(ef.max())
+    crit = es + timer.tail(d) == L
+    at_vertex = d == hulls.vt[tk, seg]
+    lower = hulls.slope[tk, seg]
+    upper = np.where(at_vertex, hulls.left[tk, seg], lower)
+    side = graph.min_cut(crit, es, ef, L, lower, upper)
+    stats["max_flow_calls"] += 1
+    if side is None:
+        stats["stopped"] = "no finite cut: fastest schedule reached"
+        return es, d
+    start_s, end_s = side[0 : 2 * n : 2], side[1 : 2 * n : 2]
+    speed = np.flatnonzero(crit & start_s & ~end_s)
+    slow = np.flatnonzero(crit & ~start_s & end_s & (lower > 0))
+    if len(speed) == 0:
+        stats["stopped"] = "no computation to speed up"
+        return es, d
+    r = np.zeros(n, dtype=np.int64)
+    r[speed] = -1
+    r[slow] = 1
+    delta, es_next = _event_length(timer, hulls, d, seg, r, speed, slow, L, stats)
+    if delta == 0:
+        # Integer rounding of a slowdown left no room: speed-ups only (always >= 1).
+        stats["speed_only_events"] += 1
+        r[slow] = 0
+        delta, es_next = _event_length(timer, hulls, d, seg, r, speed, slow[:0], L, stats)
+    Ls.append(L)
+    deltas.append(delta)
+    rates.append(r.astype(np.int8))
+    d = d + delta * r
+    moved = np.flatnonzero(r)
+    seg[moved] = hulls.segment(moved, d[moved])
+    stats["events"] += 1
+    return es_next, d
+
+
+def _progress_bar(
+    timer: IntegerTimer, hulls: _Hulls, es: np.ndarray, d: np.ndarray, n: int, progress
+):
+    """A tqdm bar over the planned makespan range (quanta), or ``None``."""
+    L0 = int((es + d).max())
+    L_min = int((timer.earliest_start(hulls.d_min) + hulls.d_min).max())
+    if not (progress or (progress is None and n > 2000)):
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=L0 - L_min, desc="perseus crawl", unit="q", leave=False)
+
+
+class _CutGraph:
+    """The flow network of one crawl step, built from arrays prepared once.
+
+    Nodes: start ``2i`` and end ``2i + 1`` of computation ``i``, source ``2n``, sink
+    ``2n + 1``. The minimum cut with lower bounds is found with one maximum flow
+    as in :func:`~energyopt.pipeline.maxflow.min_cut_one_flow`: a computation arc
+    carries ``u - l`` (left out when zero, as inside a hull piece, where ``l = u``),
+    and its lower bound ``l`` becomes the node terms ``s -> 2i + 1`` and
+    ``2i -> t`` of capacity ``l``.
+    """
+
+    def __init__(self, dag: CompactDag) -> None:
+        n = dag.n
+        self.n = n
+        self.et, self.eh = dag.edge_tail, dag.edge_head
+        self.dep_tail, self.dep_head = 2 * self.et + 1, 2 * self.eh
+        self.s, self.t = 2 * n, 2 * n + 1
+        self.idx = np.arange(n)
+
+    def min_cut(
+        self,
+        crit: np.ndarray,
+        es: np.ndarray,
+        ef: np.ndarray,
+        L: int,
+        lower: np.ndarray,
+        upper: np.ndarray,
+    ) -> np.ndarray | None:
+        """Source-side mask of a minimum cut, or ``None`` when every cut is infinite."""
+        from ortools.graph.python import max_flow
+
+        et, eh = self.et, self.eh
+        cidx = np.flatnonzero(crit)
+        dmask = crit[et] & crit[eh] & (ef[et] == es[eh])
+        src = cidx[es[cidx] == 0]
+        snk = cidx[ef[cidx] == L]
+        lo, up = lower[cidx], upper[cidx]
+        finite = np.isfinite(up)
+        span = np.where(finite, up - lo, 0.0)
+        total = float(2.0 * lo.sum() + span.sum())
+        scale = _FINITE_TOTAL / total if total > 0 else 1.0
+        lo_i = np.rint(lo * scale).astype(np.int64)
+        span_i = np.rint(span * scale).astype(np.int64)
+        span_i[~finite] = _INF_INT
+        arc = span_i > 0
+        tl = lo_i > 0
+        ca, cl = cidx[arc], cidx[tl]
+        tails = np.concatenate(
+            [
+                2 * ca,
+                self.dep_tail[dmask],
+                np.full(len(src), self.s),
+                2 * snk + 1,
+                np.full(len(cl), self.s),
+                2 * cl,
+            ]
+        )
+        heads = np.concatenate(
+            [
+                2 * ca + 1,
+                self.dep_head[dmask],
+                2 * src,
+                np.full(len(snk), self.t),
+                2 * cl + 1,
+                np.full(len(cl), self.t),
+            ]
+        )
+        nd = int(dmask.sum()) + len(src) + len(snk)
+        caps = np.concatenate([span_i[arc], np.full(nd, _INF_INT), lo_i[tl], lo_i[tl]])
+        g = max_flow.SimpleMaxFlow()
+        g.add_arcs_with_capacity(tails, heads, caps)
+        if g.solve(self.s, self.t) != g.OPTIMAL:
+            raise ArithmeticError("max flow did not solve to optimality")
+        if g.optimal_flow() >= _INF_INT:
+            return None
+        side = np.zeros(2 * self.n + 2, dtype=bool)
+        side[np.asarray(g.get_source_side_min_cut(), dtype=np.int64)] = True
+        return side
+
+
+def _event_length(
+    timer: IntegerTimer,
+    hulls: _Hulls,
+    d: np.ndarray,
+    seg: np.ndarray,
+    r: np.ndarray,
+    speed: np.ndarray,
+    slow: np.ndarray,
+    L: int,
+    stats: dict,
+) -> tuple[int, np.ndarray]:
+    """Largest ``delta`` for which the cut stays optimal (module doc, step 3).
+
+    ``g(delta) = makespan(d + delta r) + delta - L`` is convex (a maximum of linear
+    functions of ``delta``), zero at 0 and never negative (every critical path
+    crosses the cut forward once more than backward), so the steps keep their cut
+    exactly on ``[0, delta*]``. From the vertex limit, Newton steps on ``g`` (its
+    slope from the last unit) reach ``delta*`` from above. Returns ``delta*`` and
+    the earliest starts at ``d + delta* r``.
+    """
+    tk = hulls.table_of
+    ts, ss = tk[speed], seg[speed]
+    at = d[speed] == hulls.vt[ts, ss]
+    # Faster: to the vertex on the left (the previous one when already at a vertex).
+    stop = np.where(at, hulls.vt[ts, np.maximum(ss - 1, 0)], hulls.vt[ts, ss])
+    lim = int((d[speed] - stop).min())
+    if len(slow):
+        lim = min(lim, int((hulls.vt[tk[slow], seg[slow] + 1] - d[slow]).min()))
+    memo: dict[int, tuple[int, np.ndarray]] = {}
+
+    def g(x: int) -> int:
+        if x not in memo:
+            dx = d + x * r
+            es = timer.earliest_start(dx)
+            memo[x] = (int((es + dx).max()) + x - L, es)
+            stats["newton_steps"] += 1
+        return memo[x][0]
+
+    hi = lim
+    for _ in range(64):
+        gh = g(hi)
+        if gh == 0:
+            return hi, memo[hi][1]
+        slope = gh - g(hi - 1)
+        hi = hi // 2 if slope <= 0 else max(hi - -(-gh // slope), 0)
+        if hi == 0:
+            return 0, memo[0][1] if 0 in memo else timer.earliest_start(d)
+    lo = 0  # bisection as a last resort: g(lo) == 0 < g(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if g(mid) == 0:
+            lo = mid
+        else:
+            hi = mid
+    return lo, memo[lo][1] if lo in memo else timer.earliest_start(d + lo * r)
+
+
+def sample_times(path: HullPath, tau_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Sample makespans (quanta) and their events: every event start and every tau."""
+    g = max(1, round(tau_s / path.quantum_s))
+    hi = path.L
+    lo = path.L - path.delta
+    first = -(-(lo + 1) // g) * g  # the first grid time above each event's end
+    count = np.maximum((hi - 1 - first) // g + 1, 0)  # grid times in (lo, hi)
+    ks = np.repeat(np.arange(len(hi)), count + 1)
+    # Per event: its start, then its grid times from the top down.
+    offs = np.arange(len(ks)) - np.repeat(np.cumsum(count + 1) - (count + 1), count + 1)
+    top = np.repeat(first + (count - 1) * g, count + 1)
+    T = np.where(offs == 0, hi[ks], top - (offs - 1) * g)
+    return ks, T
+
+
+def event_durations(path: HullPath, k0: int, k1: int, d_start: np.ndarray) -> np.ndarray:
+    """Durations (quanta) at the starts of events ``k0 .. k1 - 1`` from those at ``k0``."""
+    delta = path.delta[k0 : k1 - 1]
+    out = np.empty((len(delta) + 1, len(d_start)), dtype=np.int64)
+    out[0] = d_start
+    np.multiply(delta[:, None], path.rate[k0 : k1 - 1], out=out[1:])
+    # Integers: the running sum in place is exact, whatever the order of the additions.
+    return np.cumsum(out, axis=0, out=out)
+
+
+def exact_seconds(path: HullPath, dq: np.ndarray) -> np.ndarray:
+    """Durations in seconds (computations x plans); a duration at a hull vertex is
+    that vertex's exact time rather than its rounded-up quanta."""
+    ds = dq * path.quantum_s
+    h = path.hulls
+    for kt, rows in h.groups:
+        vals = dq[rows]
+        pos = np.minimum(np.searchsorted(h.q[kt], vals), len(h.q[kt]) - 1)
+        hit = h.q[kt][pos] == vals
+        r, c = np.nonzero(hit)
+        ds[rows[r], c] = h.exact[kt][pos[r, c]]
+    return ds
