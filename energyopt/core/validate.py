@@ -8,6 +8,8 @@ set of rules holds everywhere:
   ``2.5`` and never the string ``"2"``;
 - a number field takes an ``int`` or a ``float``; it must be finite unless the caller
   allows infinity, and a huge integer (``10**400``) is an error, not an OverflowError;
+- a finite number is at most ``MAX_MAGNITUDE`` in absolute value, so that products
+  of a few fields (energy = power x time x epochs) and their squares stay floats;
 - sizes are bounded, so that absurd sizes are refused before any work starts.
 
 Each failure raises :class:`~energyopt.core.instance.InstanceError` whose message names
@@ -26,6 +28,11 @@ from energyopt.core.errors import InstanceError
 
 #: Upper bound on any count read from data (stages, microbatches, jobs, recurrences ...).
 MAX_COUNT = 10_000_000
+
+#: Largest absolute value of a finite number read from data. No measured time (s),
+#: power (W), energy (J), count of epochs or price comes near it, and products of a few
+#: such fields, and their squares, stay far from overflowing a float.
+MAX_MAGNITUDE = 1e15
 
 #: Longest message fragment used to show a rejected value.
 _SHOWN = 60
@@ -86,6 +93,8 @@ def number(
         raise fail(field, value, "is too large") from None
     if math.isnan(x) or (math.isinf(x) and not allow_inf):
         raise fail(field, value, "must be finite")
+    if math.isfinite(x) and abs(x) > MAX_MAGNITUDE:
+        raise fail(field, value, f"is too large (at most {MAX_MAGNITUDE:g} in absolute value)")
     if positive and not x > 0:
         raise fail(field, value, "must be positive")
     if minimum is not None and x < minimum:

@@ -228,7 +228,11 @@ class PowercapInstance(InstanceBase):
         pmax = finite_nonneg("p_max_w", self.p_max_w)
         check(pmax > 0, "p_max_w", self.p_max_w, "must be positive")
         object.__setattr__(self, "p_max_w", pmax)
-        object.__setattr__(self, "idle_power_w", finite_nonneg("idle_power_w", self.idle_power_w))
+        idle = finite_nonneg("idle_power_w", self.idle_power_w)
+        # An idle GPU draws less than a training job at the highest clock; a larger value
+        # is a unit error, and would dwarf every job's power in the cap (Eq. 19).
+        check(idle <= pmax, "idle_power_w", self.idle_power_w, f"must be <= p_max_w = {pmax:g}")
+        object.__setattr__(self, "idle_power_w", idle)
         object.__setattr__(
             self, "wait_estimate_s", finite_nonneg("wait_estimate_s", self.wait_estimate_s)
         )

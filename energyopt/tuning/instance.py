@@ -145,7 +145,6 @@ class TuningInstance(InstanceBase):
         mp = finite_nonneg("max_power_w", self.max_power_w)
         set_(self, "max_power_w", mp if mp > 0 else max(self.power_limits_w))
         set_(self, "source", dict(self.source))
-        _check_finite_runs(self)
 
     # -- derived quantities -------------------------------------------------
     def index_of_batch(self, batch_size: int) -> int:
@@ -283,32 +282,6 @@ def _paths_from_json(raw: Any, batch_sizes: list[int]) -> tuple[tuple[int | None
             )
         )
     return tuple(out)
-
-
-#: Largest cost of all runs of one cell: the bandit squares costs (their variance), so
-#: a cost above about 1e154 overflows there; no energy or time comes near this.
-MAX_RUN_COST = 1e150
-
-
-def _check_finite_runs(inst: TuningInstance) -> None:
-    """Every cell's cost over all recurrences of ``max_epochs`` epochs must be finite.
-
-    Each value may be finite on its own while a product overflows (a power of 1e308 W),
-    or its square in the bandit's variance does: checked here, so the error names the
-    field instead of surfacing in a method.
-    """
-    for i, b in enumerate(inst.batch_sizes):
-        for j, p in enumerate(inst.power_limits_w):
-            t, w = inst.epoch_time_s[i][j], inst.avg_power_w[i][j]
-            runs = inst.recurrences * inst.max_epochs
-            run = runs * epoch_cost(t, w, inst.eta, inst.max_power_w)
-            if not (t * w <= MAX_RUN_COST and run <= MAX_RUN_COST):
-                check(
-                    False,
-                    f"epoch_time_s x avg_power_w [b={b}, p={p:g} W], max_power_w",
-                    f"{t!r} s x {w!r} W, {inst.max_power_w!r} W",
-                    f"the cost of {runs} epochs ({run:.3g}) exceeds {MAX_RUN_COST:g}",
-                )
 
 
 def _grid(

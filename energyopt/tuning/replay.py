@@ -108,7 +108,9 @@ def _execute(
         # Eq. 12: stop right before the epoch whose cost would cross the threshold. A run
         # that costs exactly the threshold does not cross it (1e-12: float rounding of
         # k * c_e against a threshold that was itself such a sum).
-        allowed = min(math.floor(threshold / c_e * (1 + 1e-12)), inst.max_epochs)
+        ratio = threshold / c_e * (1 + 1e-12)
+        # An epoch that costs next to nothing (c_e ~ 1e-320) gives an infinite ratio.
+        allowed = inst.max_epochs if ratio >= inst.max_epochs else math.floor(ratio)
     if allowed <= 0:
         return None
     target = inst.target_epochs[i][path]

@@ -131,6 +131,9 @@ def test_job_needing_more_gpus_than_exist():
         ({"gpus_per_node": 3}, "gpus_per_node = 3"),
         ({"num_gpus": 3}, "num_gpus = 3"),
         ({"jobs": ()}, "jobs"),
+        # P_max = 100 W: an idle GPU cannot draw more than a job at the highest clock.
+        ({"idle_power_w": 100.5}, r"idle_power_w = 100.5: must be <= p_max_w = 100"),
+        ({"idle_power_w": 1e16}, "too large"),
     ],
 )
 def test_bad_instances(change, match):

@@ -239,3 +239,14 @@ def test_default_mean_cost_matches_expectation():
     per = np.asarray([x.cost for x in r.solution.runs])
     assert set(np.round(per)) == {12480.0, 18720.0}
     assert abs(per.mean() - 15600.0) < 4 * 156.0
+
+
+def test_an_epoch_that_costs_next_to_nothing_runs_to_the_threshold():
+    # b16 at 100 W: 5e-324 s per epoch, so cost threshold / epoch cost overflows to
+    # inf; such a run may train up to max_epochs, it does not fail.
+    inst = tiny(target_epochs=((30,), (8,)), recurrences=4).with_knobs(
+        epoch_time_s=((5e-324, 12.0), (10.0, 8.0))
+    )
+    r = energyopt.solve(inst, "zeus", seed=0)
+    assert r.termination is TerminationReason.COMPLETED, r.message
+    assert np.isfinite(r.objective)
