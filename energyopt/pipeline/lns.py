@@ -205,6 +205,7 @@ class SearchStats:
     solved_to_optimality: int = 0
     window: float = 0.0
     reach: int | None = None
+    sub_time_limit: float = 0.0
 
 
 def neighbourhood_search(
@@ -222,33 +223,37 @@ def neighbourhood_search(
 
     After ``max_idle`` sub-MILPs in a row that did not improve the incumbent, freed
     computations may reach one option further (``reach`` + 1, then any option) and the
-    window starts again at ``window``; the search stops at ``time_limit`` seconds, or
-    when even that found nothing for ``max_idle`` sub-MILPs.
+    window starts again at ``window``. Once any option is open, such a streak doubles
+    the sub-MILPs' time limit if one of them was cut off by it (there was more to
+    search), and ends the search if all were solved to optimality (nothing better in
+    any neighbourhood drawn). The search also stops at ``time_limit`` seconds, and,
+    without one, where the time limit would double.
     """
     tick = time.perf_counter()
     stop_at = None if time_limit is None else tick + float(time_limit)
     best, incumbent = tuple(start), evaluate(instance, start)
-    stats = SearchStats(window=window, reach=reach)
+    stats = SearchStats(window=window, reach=reach, sub_time_limit=sub_time_limit)
     model = SubMilp(instance)
     rng = np.random.default_rng(seed)
     stages = np.array([c.stage for c in instance.computations])
-    idle = 0
+    idle, cut_off = 0, False
     widest = max(len(t) for t in instance.option_times)
-    while idle < max_idle or stats.reach is not None:
+    while True:
         if idle >= max_idle:
-            # Stuck in this neighbourhood structure: let freed computations go further.
-            stats.reach = None if stats.reach + 1 >= widest - 1 else stats.reach + 1
-            stats.window, idle = window, 0
+            if not _escalate(stats, widest, cut_off and stop_at is not None):
+                break
+            stats.window, idle, cut_off = window, 0, False
         left = None if stop_at is None else stop_at - time.perf_counter()
         if left is not None and left < 0.05:
             break
         free = _neighbourhood(rng, instance, incumbent.start_s, stages, stats.window)
-        limit = sub_time_limit if left is None else min(sub_time_limit, left)
+        limit = stats.sub_time_limit if left is None else min(stats.sub_time_limit, left)
         plan, proven = model.solve(
             best, free, limit, seed=int(rng.integers(2**31 - 1)), reach=stats.reach
         )
         stats.sub_milps += 1
         stats.solved_to_optimality += proven
+        cut_off |= not proven
         # Solved quickly: a larger neighbourhood is affordable; cut off: a smaller one.
         stats.window = float(
             np.clip(stats.window * (1.1 if proven else 0.8), MIN_WINDOW, MAX_WINDOW)
@@ -261,10 +266,26 @@ def neighbourhood_search(
         ):
             best, incumbent = plan, found
             stats.improvements += 1
-            idle = 0
+            idle, cut_off = 0, False
         else:
             idle += 1
     return best, stats
+
+
+def _escalate(stats: SearchStats, widest: int, more_time: bool) -> bool:
+    """Widen the search after a streak without improvement; ``False``: stop searching.
+
+    First ``reach`` grows (to ``None``, any option, once it covers the widest table);
+    then, while ``more_time`` (a sub-MILP of the streak was cut off, and the search has
+    a time limit), the sub-MILPs' time limit doubles.
+    """
+    if stats.reach is not None:
+        stats.reach = None if stats.reach + 1 >= widest - 1 else stats.reach + 1
+        return True
+    if more_time:
+        stats.sub_time_limit *= 2.0
+        return True
+    return False
 
 
 def _neighbourhood(

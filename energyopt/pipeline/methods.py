@@ -272,8 +272,9 @@ def solve_lns(
     ``window`` is the first neighbourhood's width as a fraction of the deadline;
     ``reach`` limits a freed computation to options within that many places of its
     incumbent option in time order (``None``: all options), widened by one after
-    ``max_idle`` sub-MILPs in a row without improvement; the search ends at
-    ``time_limit`` or when even all options found nothing for ``max_idle`` sub-MILPs. The
+    ``max_idle`` sub-MILPs in a row without improvement; with all options open, such
+    a streak doubles ``sub_time_limit`` if a sub-MILP of it was cut off, and ends the
+    search if all were solved to optimality; the search ends at ``time_limit``. The
     bound is the relaxation's (Eq. PEM-R6). Without a deadline the search runs at
     the deadline that minimises the relaxation's bound (Eq. PEM-R7).
     """
@@ -306,6 +307,7 @@ def solve_lns(
             sub_milps_solved=stats.solved_to_optimality,
             final_window=stats.window,
             final_reach=stats.reach,
+            final_sub_time_limit_s=stats.sub_time_limit,
         )
     return pem_result(
         instance,

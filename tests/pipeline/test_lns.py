@@ -110,3 +110,16 @@ def test_lns_method_returns_within_its_time_limit_on_8x96():
     assert time.perf_counter() - tick < 4 + 1.0
     assert r.termination is TerminationReason.TIME_LIMIT
     assert r.objective is not None and r.bound is not None and r.bound < r.objective
+
+
+def test_search_gives_cut_off_sub_milps_more_time_once_all_options_are_open():
+    inst, _ = load_instance(PAPER / "002-synthetic-1f1b-8x48-k10-seed0.json").filter_dominated()
+    start = fastest_choice(inst).choice
+    # Sub-MILPs of 0.02 s over a fifth of an 8 x 48 iteration are cut off: every idle
+    # streak of 2 then doubles their limit.
+    _, stats = neighbourhood_search(
+        inst, start, time_limit=3.0, seed=0, window=0.2, sub_time_limit=0.02, max_idle=2
+    )
+    assert stats.reach is None
+    assert stats.sub_time_limit >= 0.04
+    assert stats.solved_to_optimality < stats.sub_milps
