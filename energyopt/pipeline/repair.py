@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 
+from energyopt.core.instance import InstanceError
 from energyopt.pipeline.crawl import CrawlTrace
 from energyopt.pipeline.crawl import crawl as grid_crawl
 from energyopt.pipeline.instance import PemInstance
@@ -75,21 +76,27 @@ def slow_end_trace(
     Returns
     -------
     CrawlTrace or None
-        The repair's measured plans (``None`` when there is no range to cover), with
+        The repair's measured plans (``None`` when there is no range to cover, or the
+        exponential model cannot be fitted to the instance's tables), with
         ``stats["stopped"]`` cleared: reaching its step budget is the repair's plan,
         not an early stop of the method; ``stats["repair"]`` says how far it went.
     """
     steps = repair_steps(trace, tau_s, share)
     if steps <= 0 or (time_limit is not None and time_limit <= 0):
         return None
-    got = grid_crawl(
-        instance,
-        tau_s=tau_s,
-        cost_model="exponential",
-        max_steps=steps,
-        time_limit=time_limit,
-        progress=progress,
-    )
+    try:
+        got = grid_crawl(
+            instance,
+            tau_s=tau_s,
+            cost_model="exponential",
+            max_steps=steps,
+            time_limit=time_limit,
+            progress=progress,
+        )
+    except InstanceError:
+        # The exponential model cannot be fitted to some table (e.g. a few options in
+        # no exponential shape): the hull crawl's frontier stands alone, as without repair.
+        return None
     repaired = {
         "share": share,
         "max_steps": steps,

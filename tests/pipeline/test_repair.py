@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import energyopt
+from energyopt.core.instance import InstanceError
 from energyopt.core.status import TerminationReason
 from energyopt.pipeline import synthetic_instance
 from energyopt.pipeline.bruteforce import brute_force
@@ -81,6 +82,18 @@ def test_repaired_default_matches_both_at_the_slow_end():
     for p in both.frontier:
         if p.makespan_s >= reached:
             assert energy_at(inst, on.frontier, p.makespan_s) <= p.objective * (1 + 1e-12)
+
+
+def test_repair_skipped_where_the_exponential_model_cannot_be_fitted():
+    # Seed 32 draws a table whose three options no a*exp(b*t)+c fits: the grid crawl on
+    # the exponential model raises, the repair steps aside, the hull crawl stands alone.
+    inst = random_dag_instance(2, 3, seed=32, num_stages=2)
+    with pytest.raises(InstanceError):
+        grid_crawl(inst, cost_model="exponential", progress=False)
+    on = energyopt.solve(inst, "perseus", progress=False)
+    off = energyopt.solve(inst, "perseus", progress=False, repair=False)
+    assert on.termination is TerminationReason.COMPLETED
+    assert [p.objective for p in on.frontier] == [p.objective for p in off.frontier]
 
 
 def test_repair_stays_inside_the_time_limit():
