@@ -504,11 +504,13 @@ def solve_perseus(
     rounding: str = "down",
     certify: bool = False,
     polish: int = 0,
+    repair: bool = True,
 ) -> Result:
     """Perseus frontier crawl; objective = least energy at the deadline (Eq. 2 lookup).
 
     ``crawl="exact"`` (default): the crawl on the exact hull, clocks fitted to the
-    LP's durations; ``crawl="grid"``: Algorithm 1 on the grid of ``tau_s``.
+    LP's durations, and the slow-end repair (``repair``, :mod:`energyopt.pipeline.repair`);
+    ``crawl="grid"``: Algorithm 1 on the grid of ``tau_s``.
     """
     return perseus_frontier(
         instance,
@@ -523,6 +525,7 @@ def solve_perseus(
         rounding=rounding,
         certify=certify,
         polish=polish,
+        repair=repair,
     )
 
 

@@ -23,6 +23,7 @@ from energyopt.pipeline.hullcrawl import exact_crawl
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.paretoset import batch_evaluate, best_at, energy_pareto, frontier_points
 from energyopt.pipeline.relaxation import HullRelaxation, bound_curve, certify_frontier
+from energyopt.pipeline.repair import slow_end_trace
 from energyopt.pipeline.results import pem_result
 from energyopt.pipeline.rounding import OptionArrays, rounded_plan
 
@@ -47,6 +48,7 @@ def perseus_frontier(
     finish: bool = True,
     certify: bool = False,
     polish: int = 0,
+    repair: bool = True,
 ) -> Result:
     """Crawl, score and filter; the Result's objective is at the instance's deadline.
 
@@ -73,6 +75,8 @@ def perseus_frontier(
         Limits of the whole call and of each crawl's steps; the crawls' progress bar.
     verify
         Score the frontier's plans with the evaluator (:func:`frontier_points`).
+    repair
+        Add the slow-end repair's plans to the hull crawl's (:func:`_repaired`).
     polish
         ``K > 0``: the relaxation's rounded plans join the crawl's
         (:func:`polished_plans`): energyopt's improvement, not part of the paper's crawl.
@@ -94,6 +98,8 @@ def perseus_frontier(
     runs = _crawl_runs(cost_model, rounding, crawl)
     grid_options = {"jump": jump, "flow": flow, "finish": finish}
     traces = _run_crawls(instance, runs, tick, tau_s, time_limit, max_steps, progress, grid_options)
+    if repair:
+        traces, runs = _repaired(instance, traces, runs, tick, tau_s, time_limit, progress)
     trace = _merged_trace(traces, runs, cost_model, rounding)
     if _early(trace.stats["stopped"]):
         trace = _with_fastest_plan(instance, trace)
@@ -173,6 +179,35 @@ def _run_crawls(
                 )
             )
     return traces
+
+
+def _repaired(
+    instance: PemInstance,
+    traces: list[CrawlTrace],
+    runs: list[tuple[str, str]],
+    tick: float,
+    tau_s: float,
+    time_limit: float | None,
+    progress: bool | None,
+) -> tuple[list[CrawlTrace], list[tuple[str, str]]]:
+    """The crawls' traces and runs with the slow-end repair's, after a complete hull crawl.
+
+    When the one run is the hull crawl (``crawl="exact"``, ``cost_model="hull"``)
+    and it was not stopped early, the plans of Perseus' exponential-model crawl
+    over the slowest fifth of its makespans join its own, where the clock fitting
+    loses (:func:`energyopt.pipeline.repair.slow_end_trace`); they only add plans,
+    so the frontier never gets worse. Within ``time_limit`` the repair ends by
+    85 % of it, so the union is still scored.
+    """
+    if runs != [("exact", "-")] or _early(traces[0].stats["stopped"]):
+        return traces, runs
+    left = None
+    if time_limit is not None:
+        left = 0.85 * time_limit - (time.perf_counter() - tick)
+    got = slow_end_trace(instance, traces[0], tau_s=tau_s, time_limit=left, progress=progress)
+    if got is None:
+        return traces, runs
+    return [*traces, got], [*runs, ("repair", "exponential")]
 
 
 def _merged_trace(
