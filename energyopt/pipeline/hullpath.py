@@ -155,6 +155,7 @@ def hull_path(
         "max_flow_calls": 0,
         "newton_steps": 0,
         "speed_only_events": 0,
+        "critical_kept": 0,
         "stopped": "",
     }
     Ls: list[int] = []
@@ -214,6 +215,8 @@ class _State:
         self.lower = np.empty(len(d))
         self.upper = np.empty(len(d))
         self._refresh(np.arange(len(d)))
+        #: The critical set at the last event (``None`` before the first).
+        self.crit: np.ndarray | None = None
 
     def _refresh(self, rows: np.ndarray) -> None:
         h = self.hulls
@@ -250,8 +253,10 @@ def _step(
     n = len(d)
     ef = es + d
     L = int(ef.max())
-    crit = es + timer.tail(d) == L
-    side = graph.min_cut(crit, es, ef, L, state.lower, state.upper)
+    crit, tight, kept = _critical(timer, graph.et, graph.eh, es, ef, d, L, state.crit)
+    stats["critical_kept"] += kept
+    state.crit = crit
+    side = graph.min_cut(crit, crit[graph.et] & crit[graph.eh] & tight, L, es, ef, state)
     stats["max_flow_calls"] += 1
     if side is None:
         stats["stopped"] = "no finite cut: fastest schedule reached"
@@ -275,9 +280,35 @@ def _step(
     Ls.append(L)
     deltas.append(delta)
     rates.append(r.astype(np.int8))
-    state.move(delta, r, np.union1d(speed, slow))
+    state.move(delta, r, np.flatnonzero(r))
     stats["events"] += 1
     return es_next
+
+
+def _critical(
+    timer: IntegerTimer,
+    et: np.ndarray,
+    eh: np.ndarray,
+    es: np.ndarray,
+    ef: np.ndarray,
+    d: np.ndarray,
+    L: int,
+    known: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Critical computations, tight edges (``ef[tail] == es[head]``), whether ``known`` held.
+
+    A computation is critical (``es + tail == L``) exactly when it ends at ``L`` or
+    has a tight edge to a critical one; on a DAG this recursion has one solution.
+    Most events keep the critical set, so when ``known`` (the last one) solves the
+    recursion it is returned without the longest-path run for the tails.
+    """
+    tight = ef[et] == es[eh]
+    if known is not None:
+        solves = ef == L
+        solves[et[tight & known[eh]]] = True
+        if np.array_equal(solves, known):
+            return known, tight, True
+    return es + timer.tail(d) == L, tight, False
 
 
 def _progress_bar(
@@ -317,20 +348,23 @@ class _CutGraph:
         self.et, self.eh = dag.edge_tail, dag.edge_head
         self.dep_tail, self.dep_head = 2 * self.et + 1, 2 * self.eh
         self.s, self.t = 2 * n, 2 * n + 1
-        self._key: tuple[np.ndarray, ...] | None = None
+        self._key = np.zeros(0, dtype=bool)
         self._flow: Any = None
         self._caps = np.zeros(0, dtype=np.int64)
         self._arc_ids = np.zeros(0, dtype=np.int32)
 
-    def _build(self, key: tuple[np.ndarray, ...]) -> None:
-        """A flow network for the critical set, tight precedences, starts and ends ``key``.
+    def _build(self, key: np.ndarray) -> None:
+        """A flow network for ``key``: critical, starting at 0 and ending at the makespan
+        (each a mask over the computations), then tight precedences (a mask over edges).
 
         Arc layout: ``m`` computation arcs, ``m`` arcs ``s -> end``, ``m`` arcs
         ``start -> t`` (``m`` critical computations), then the infinite arcs.
         """
         from ortools.graph.python import max_flow
 
-        cidx, dmask, src, snk = key
+        n = self.n
+        cidx, src, snk = (np.flatnonzero(key[k * n : (k + 1) * n]) for k in range(3))
+        dmask = key[3 * n :]
         m, s, t = len(cidx), self.s, self.t
         starts, ends = 2 * cidx, 2 * cidx + 1
         tails = np.concatenate(
@@ -345,27 +379,25 @@ class _CutGraph:
         self._flow.add_arcs_with_capacity(tails, heads, self._caps)
         self._key = key
 
-    def _same(self, key: tuple[np.ndarray, ...]) -> bool:
-        old = self._key
-        return old is not None and all(np.array_equal(a, b) for a, b in zip(old, key))
-
     def min_cut(
         self,
         crit: np.ndarray,
+        dmask: np.ndarray,
+        L: int,
         es: np.ndarray,
         ef: np.ndarray,
-        L: int,
-        lower: np.ndarray,
-        upper: np.ndarray,
+        state: _State,
     ) -> np.ndarray | None:
-        """Source-side mask of a minimum cut, or ``None`` when every cut is infinite."""
-        et, eh = self.et, self.eh
+        """Source-side mask of a minimum cut, or ``None`` when every cut is infinite.
+
+        ``crit`` and ``dmask``: the critical computations and tight precedences
+        between them; ``state`` holds the flow bounds.
+        """
         cidx = np.flatnonzero(crit)
-        dmask = crit[et] & crit[eh] & (ef[et] == es[eh])
-        key = (cidx, dmask, cidx[es[cidx] == 0], cidx[ef[cidx] == L])
-        if not self._same(key):
+        key = np.concatenate([crit, crit & (es == 0), crit & (ef == L), dmask])
+        if len(key) != len(self._key) or not (key == self._key).all():
             self._build(key)
-        lo, up = lower[cidx], upper[cidx]
+        lo, up = state.lower[cidx], state.upper[cidx]
         finite = np.isfinite(up)
         span = np.where(finite, up - lo, 0.0)
         total = float(2.0 * lo.sum() + span.sum())
