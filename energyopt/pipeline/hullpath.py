@@ -155,7 +155,6 @@ def hull_path(
         "max_flow_calls": 0,
         "newton_steps": 0,
         "speed_only_events": 0,
-        "critical_kept": 0,
         "stopped": "",
     }
     Ls: list[int] = []
@@ -253,8 +252,7 @@ def _step(
     n = len(d)
     ef = es + d
     L = int(ef.max())
-    crit, tight, kept = _critical(timer, graph.et, graph.eh, es, ef, d, L, state.crit)
-    stats["critical_kept"] += kept
+    crit, tight, _ = _critical(timer, graph.et, graph.eh, es, ef, d, L, state.crit)
     state.crit = crit
     side = graph.min_cut(crit, crit[graph.et] & crit[graph.eh] & tight, L, es, ef, state)
     stats["max_flow_calls"] += 1
@@ -330,9 +328,9 @@ class _CutGraph:
     Nodes: start ``2i`` and end ``2i + 1`` of computation ``i``, source ``2n``, sink
     ``2n + 1``. The minimum cut with lower bounds is found with one maximum flow
     as in :func:`~energyopt.pipeline.maxflow.min_cut_one_flow`: a computation arc
-    carries ``u - l`` (left out when zero, as inside a hull piece, where ``l = u``),
-    and its lower bound ``l`` becomes the node terms ``s -> 2i + 1`` and
-    ``2i -> t`` of capacity ``l``.
+    carries ``u - l`` (zero inside a hull piece, where ``l = u``), and its lower
+    bound ``l`` becomes the node terms ``s -> 2i + 1`` and ``2i -> t`` of capacity
+    ``l``.
 
     Between two events the critical computations and tight precedences rarely
     change, only the bounds do: while they stay, one ``SimpleMaxFlow`` keeps its
@@ -350,6 +348,7 @@ class _CutGraph:
         self.s, self.t = 2 * n, 2 * n + 1
         self._key = np.zeros(0, dtype=bool)
         self._flow: Any = None
+        self._cidx = np.zeros(0, dtype=np.int64)
         self._caps = np.zeros(0, dtype=np.int64)
         self._arc_ids = np.zeros(0, dtype=np.int32)
 
@@ -373,6 +372,7 @@ class _CutGraph:
         heads = np.concatenate(
             [ends, ends, np.full(m, t), self.dep_head[dmask], 2 * src, np.full(len(snk), t)]
         )
+        self._cidx = cidx
         self._caps = np.full(len(tails), _INF_INT, dtype=np.int64)
         self._arc_ids = np.arange(len(tails), dtype=np.int32)
         self._flow = max_flow.SimpleMaxFlow()
@@ -393,10 +393,10 @@ class _CutGraph:
         ``crit`` and ``dmask``: the critical computations and tight precedences
         between them; ``state`` holds the flow bounds.
         """
-        cidx = np.flatnonzero(crit)
         key = np.concatenate([crit, crit & (es == 0), crit & (ef == L), dmask])
         if len(key) != len(self._key) or not (key == self._key).all():
             self._build(key)
+        cidx = self._cidx
         lo, up = state.lower[cidx], state.upper[cidx]
         finite = np.isfinite(up)
         span = np.where(finite, up - lo, 0.0)
