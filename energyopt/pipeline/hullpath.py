@@ -330,14 +330,22 @@ class _CutGraph:
     as in :func:`~energyopt.pipeline.maxflow.min_cut_one_flow`: a computation arc
     carries ``u - l`` (zero inside a hull piece, where ``l = u``), and its lower
     bound ``l`` becomes the node terms ``s -> 2i + 1`` and ``2i -> t`` of capacity
-    ``l``.
+    ``l``. The source side is what the source reaches in the residual graph of a
+    maximum flow, which is the smallest source side of a minimum cut: the same
+    set for every maximum flow and every order of the arcs, and arcs of capacity
+    zero (never in a residual graph) do not change it.
 
-    Between two events the critical computations and tight precedences rarely
-    change, only the bounds do: while they stay, one ``SimpleMaxFlow`` keeps its
-    arcs and each step only rewrites the capacities, zero ones included. The
-    source side is what the source reaches in the residual graph of a maximum
-    flow: the same set for every maximum flow, whatever the order of the arcs,
-    and arcs of capacity zero (never in a residual graph) do not change it.
+    Two exact reductions (issue 17). Between two events the critical computations
+    and tight precedences rarely change, only the bounds do: while they stay, one
+    ``SimpleMaxFlow`` keeps its arcs and each step only rewrites the capacities,
+    zero ones included. And a start whose only arc in is one tight precedence
+    ``2j + 1 -> 2k`` is merged into that end (:meth:`_build`): it is on the
+    smallest source side exactly when the end is (were it there alone, dropping
+    it would cost nothing, giving a smaller minimum cut; the infinite arc gives
+    the converse). The merged node's node terms ``s -> v`` (lower bounds in) and
+    ``v -> t`` (out) are netted, which lowers every cut by the same amount. Every
+    cut is infinite exactly when infinite arcs lead from the source to the sink;
+    the merge keeps such a path, and the flow along it alone reaches ``_INF_INT``.
     """
 
     def __init__(self, dag: CompactDag) -> None:
@@ -351,33 +359,64 @@ class _CutGraph:
         self._cidx = np.zeros(0, dtype=np.int64)
         self._caps = np.zeros(0, dtype=np.int64)
         self._arc_ids = np.zeros(0, dtype=np.int32)
+        self._label = np.arange(2 * n + 2)
+        self._out_at = np.zeros(0, dtype=np.int64)
+        self._sink_nodes = np.zeros(0, dtype=np.int64)
 
     def _build(self, key: np.ndarray) -> None:
         """A flow network for ``key``: critical, starting at 0 and ending at the makespan
         (each a mask over the computations), then tight precedences (a mask over edges).
 
-        Arc layout: ``m`` computation arcs, ``m`` arcs ``s -> end``, ``m`` arcs
-        ``start -> t`` (``m`` critical computations), then the infinite arcs.
+        Arc layout: ``m`` computation arcs, ``m`` arcs ``s -> end`` (``m`` critical
+        computations), one arc ``v -> t`` per node holding critical starts, then the
+        infinite arcs; a merged start is relabelled to its end.
         """
         from ortools.graph.python import max_flow
 
-        n = self.n
+        n, s, t = self.n, self.s, self.t
         cidx, src, snk = (np.flatnonzero(key[k * n : (k + 1) * n]) for k in range(3))
-        dmask = key[3 * n :]
-        m, s, t = len(cidx), self.s, self.t
-        starts, ends = 2 * cidx, 2 * cidx + 1
+        dt, dh = self.dep_tail[key[3 * n :]], self.dep_head[key[3 * n :]]
+        # Arcs into a start: its tight precedences, and s -> start when it starts at 0.
+        indeg = np.bincount(np.concatenate([dh, 2 * src]), minlength=2 * n + 2)
+        merge = indeg[dh] == 1
+        label = np.arange(2 * n + 2)
+        label[dh[merge]] = dt[merge]
+        starts = label[2 * cidx]
+        self._sink_nodes, self._out_at = np.unique(starts, return_inverse=True)
+        m, k = len(cidx), len(self._sink_nodes)
         tails = np.concatenate(
-            [starts, np.full(m, s), starts, self.dep_tail[dmask], np.full(len(src), s), 2 * snk + 1]
+            [starts, np.full(m, s), self._sink_nodes, dt[~merge], np.full(len(src), s), 2 * snk + 1]
         )
         heads = np.concatenate(
-            [ends, ends, np.full(m, t), self.dep_head[dmask], 2 * src, np.full(len(snk), t)]
+            [2 * cidx + 1, 2 * cidx + 1, np.full(k, t), dh[~merge], 2 * src, np.full(len(snk), t)]
         )
-        self._cidx = cidx
+        self._cidx, self._label = cidx, label
         self._caps = np.full(len(tails), _INF_INT, dtype=np.int64)
         self._arc_ids = np.arange(len(tails), dtype=np.int32)
         self._flow = max_flow.SimpleMaxFlow()
         self._flow.add_arcs_with_capacity(tails, heads, self._caps)
         self._key = key
+
+    def _capacities(self, lo: np.ndarray, up: np.ndarray) -> None:
+        """Write the capacities for the bounds ``lo``, ``up`` of the critical computations."""
+        finite = np.isfinite(up)
+        span = np.where(finite, up - lo, 0.0)
+        total = float(2.0 * lo.sum() + span.sum())
+        scale = _FINITE_TOTAL / total if total > 0 else 1.0
+        m, k, caps = len(lo), len(self._sink_nodes), self._caps
+        caps[:m] = np.rint(span * scale)
+        caps[:m][~finite] = _INF_INT
+        lo_i = np.rint(lo * scale).astype(np.int64)
+        # Lower bounds out of each node holding starts (exact: integers below 2**53).
+        out = np.bincount(self._out_at, weights=lo_i, minlength=k).astype(np.int64)
+        ends = 2 * self._cidx + 1
+        node = np.zeros(2 * self.n + 2, dtype=np.int64)
+        node[ends] = lo_i
+        into = node[self._sink_nodes]  # lower bounds into the same nodes
+        caps[2 * m : 2 * m + k] = np.maximum(out - into, 0)
+        node[ends] = 0
+        node[self._sink_nodes] = out
+        caps[m : 2 * m] = np.maximum(lo_i - node[ends], 0)
 
     def min_cut(
         self,
@@ -397,25 +436,16 @@ class _CutGraph:
         if len(key) != len(self._key) or not (key == self._key).all():
             self._build(key)
         cidx = self._cidx
-        lo, up = state.lower[cidx], state.upper[cidx]
-        finite = np.isfinite(up)
-        span = np.where(finite, up - lo, 0.0)
-        total = float(2.0 * lo.sum() + span.sum())
-        scale = _FINITE_TOTAL / total if total > 0 else 1.0
-        m, caps = len(cidx), self._caps
-        caps[:m] = np.rint(span * scale)
-        caps[:m][~finite] = _INF_INT
-        caps[m : 2 * m] = np.rint(lo * scale)
-        caps[2 * m : 3 * m] = caps[m : 2 * m]
+        self._capacities(state.lower[cidx], state.upper[cidx])
         g = self._flow
-        g.set_arcs_capacity(self._arc_ids, caps)
+        g.set_arcs_capacity(self._arc_ids, self._caps)
         if g.solve(self.s, self.t) != g.OPTIMAL:
             raise ArithmeticError("max flow did not solve to optimality")
         if g.optimal_flow() >= _INF_INT:
             return None
         side = np.zeros(2 * self.n + 2, dtype=bool)
         side[np.asarray(g.get_source_side_min_cut(), dtype=np.int64)] = True
-        return side
+        return side[self._label]
 
 
 def _event_length(
