@@ -360,16 +360,21 @@ class _CutGraph:
         self._caps = np.zeros(0, dtype=np.int64)
         self._arc_ids = np.zeros(0, dtype=np.int32)
         self._label = np.arange(2 * n + 2)
-        self._out_at = np.zeros(0, dtype=np.int64)
-        self._sink_nodes = np.zeros(0, dtype=np.int64)
+        # Critical positions with an unmerged start, with a merged one, each of these
+        # one's group (end), and the positions of the groups' ends.
+        self._unmerged = np.zeros(0, dtype=np.int64)
+        self._merged = np.zeros(0, dtype=np.int64)
+        self._group_of = np.zeros(0, dtype=np.int64)
+        self._group_end = np.zeros(0, dtype=np.int64)
 
     def _build(self, key: np.ndarray) -> None:
         """A flow network for ``key``: critical, starting at 0 and ending at the makespan
         (each a mask over the computations), then tight precedences (a mask over edges).
 
         Arc layout: ``m`` computation arcs, ``m`` arcs ``s -> end`` (``m`` critical
-        computations), one arc ``v -> t`` per node holding critical starts, then the
-        infinite arcs; a merged start is relabelled to its end.
+        computations), arcs ``start -> t`` for unmerged starts, one arc ``end -> t``
+        per end holding merged starts, then the infinite arcs; a merged start is
+        relabelled to its end.
         """
         from ortools.graph.python import max_flow
 
@@ -382,10 +387,22 @@ class _CutGraph:
         label = np.arange(2 * n + 2)
         label[dh[merge]] = dt[merge]
         starts = label[2 * cidx]
-        self._sink_nodes, self._out_at = np.unique(starts, return_inverse=True)
-        m, k = len(cidx), len(self._sink_nodes)
+        moved = starts != 2 * cidx  # critical computations whose start is merged
+        # Each merged start's end, and those ends' positions among the critical ones.
+        ends, self._group_of = np.unique(starts[moved], return_inverse=True)
+        self._merged, self._group_end = np.flatnonzero(moved), np.searchsorted(cidx, ends // 2)
+        self._unmerged = np.flatnonzero(~moved)
+        m, k = len(cidx), len(self._unmerged) + len(ends)
         tails = np.concatenate(
-            [starts, np.full(m, s), self._sink_nodes, dt[~merge], np.full(len(src), s), 2 * snk + 1]
+            [
+                starts,
+                np.full(m, s),
+                2 * cidx[~moved],
+                ends,
+                dt[~merge],
+                np.full(len(src), s),
+                2 * snk + 1,
+            ]
         )
         heads = np.concatenate(
             [2 * cidx + 1, 2 * cidx + 1, np.full(k, t), dh[~merge], 2 * src, np.full(len(snk), t)]
@@ -403,20 +420,20 @@ class _CutGraph:
         span = np.where(finite, up - lo, 0.0)
         total = float(2.0 * lo.sum() + span.sum())
         scale = _FINITE_TOTAL / total if total > 0 else 1.0
-        m, k, caps = len(lo), len(self._sink_nodes), self._caps
+        m, u, caps = len(lo), len(self._unmerged), self._caps
         caps[:m] = np.rint(span * scale)
         caps[:m][~finite] = _INF_INT
         lo_i = np.rint(lo * scale).astype(np.int64)
-        # Lower bounds out of each node holding starts (exact: integers below 2**53).
-        out = np.bincount(self._out_at, weights=lo_i, minlength=k).astype(np.int64)
-        ends = 2 * self._cidx + 1
-        node = np.zeros(2 * self.n + 2, dtype=np.int64)
-        node[ends] = lo_i
-        into = node[self._sink_nodes]  # lower bounds into the same nodes
-        caps[2 * m : 2 * m + k] = np.maximum(out - into, 0)
-        node[ends] = 0
-        node[self._sink_nodes] = out
-        caps[m : 2 * m] = np.maximum(lo_i - node[ends], 0)
+        caps[m : 2 * m] = lo_i
+        caps[2 * m : 2 * m + u] = lo_i[self._unmerged]
+        if len(self._merged):
+            # Lower bounds out of each merged node (exact: integers below 2**53) and into it.
+            w = lo_i[self._merged]
+            out = np.bincount(self._group_of, weights=w, minlength=len(self._group_end))
+            out = out.astype(np.int64)
+            into = lo_i[self._group_end]
+            caps[2 * m + u : 2 * m + u + len(out)] = np.maximum(out - into, 0)
+            caps[m + self._group_end] = np.maximum(into - out, 0)
 
     def min_cut(
         self,
