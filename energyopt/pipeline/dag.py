@@ -139,6 +139,8 @@ class IntegerTimer:
             np.concatenate([pairs[:, 0], leaves]),
         )
         self.rconst = q_ext[self.rh] - q_ext[self.rt]
+        # Durations plus a zero for the virtual node, rewritten by every call.
+        self._d_ext = np.zeros(n + 1)
 
     def _nonneg(self, w: np.ndarray) -> np.ndarray:
         # Float durations equal to their bound can round to -1e-17; anything
@@ -150,20 +152,26 @@ class IntegerTimer:
             np.maximum(w, 0.0, out=w)
         return w
 
+    def _weights(self, g, const: np.ndarray, ends: np.ndarray, d: np.ndarray):
+        """``g`` with its reduced lengths ``const - d[ends]`` written in place (``d[n] = 0``)."""
+        buf = self._d_ext
+        buf[: self.n] = d
+        np.subtract(const, buf.take(ends), out=g.data)
+        self._nonneg(g.data)
+        return g
+
     def earliest_start(self, d: np.ndarray) -> np.ndarray:
         """Earliest start of every computation (float array of integers)."""
         from scipy.sparse.csgraph import dijkstra
 
-        d_ext = np.append(d, 0)
-        self.fg.data = self._nonneg(self.fconst - d_ext[self.ft])
-        dist = dijkstra(self.fg, directed=True, indices=self.n)
+        g = self._weights(self.fg, self.fconst, self.ft, d)
+        dist = dijkstra(g, directed=True, indices=self.n)
         return self.pi - dist[: self.n]
 
     def tail(self, d: np.ndarray) -> np.ndarray:
         """Longest path from the start of every computation to the end (its own included)."""
         from scipy.sparse.csgraph import dijkstra
 
-        d_ext = np.append(d, 0)
-        self.rg.data = self._nonneg(self.rconst - d_ext[self.rh])
-        dist = dijkstra(self.rg, directed=True, indices=self.n)
+        g = self._weights(self.rg, self.rconst, self.rh, d)
+        dist = dijkstra(g, directed=True, indices=self.n)
         return self.q - dist[: self.n]

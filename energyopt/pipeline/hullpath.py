@@ -148,8 +148,7 @@ def hull_path(
     n = dag.n
     timer = IntegerTimer(dag, hulls.d_max)
     graph = _CutGraph(dag)
-    d = hulls.d_max.copy()
-    seg = hulls.num[hulls.table_of] - 1
+    state = _State(hulls, hulls.d_max.copy())
     stats: dict[str, Any] = {
         "quantum_s": quantum_s,
         "events": 0,
@@ -161,9 +160,9 @@ def hull_path(
     Ls: list[int] = []
     deltas: list[int] = []
     rates: list[np.ndarray] = []
-    d0 = d.copy()
-    es = timer.earliest_start(d)
-    bar = _progress_bar(timer, hulls, es, d, n, progress)
+    d0 = state.d.copy()
+    es = timer.earliest_start(state.d)
+    bar = _progress_bar(timer, hulls, es, state.d, n, progress)
     try:
         while True:
             if max_events is not None and stats["events"] >= max_events:
@@ -172,7 +171,7 @@ def hull_path(
             if time_limit is not None and time.perf_counter() - tick > time_limit:
                 stats["stopped"] = f"time_limit={time_limit}"
                 break
-            es, d = _step(timer, hulls, graph, es, d, seg, stats, Ls, deltas, rates)
+            es = _step(timer, hulls, graph, es, state, stats, Ls, deltas, rates)
             if stats["stopped"]:
                 break
             if bar is not None:
@@ -183,7 +182,7 @@ def hull_path(
     if stats["stopped"].startswith("no finite") or not Ls:
         # The final schedule itself (or, stopped before any event, the cheapest one):
         # a zero-length event at its makespan.
-        Ls.append(int((es + d).max()))
+        Ls.append(int((es + state.d).max()))
         deltas.append(0)
         rates.append(np.zeros(n, dtype=np.int8))
     stats["runtime_s"] = time.perf_counter() - tick
@@ -198,57 +197,116 @@ def hull_path(
     )
 
 
+class _State:
+    """Durations of the crawl and what the flow bounds read from them, per computation.
+
+    ``seg`` is the hull piece (last vertex at or before ``d``), ``at`` whether ``d`` is
+    on that vertex, ``lower`` the slowdown saving (slope to the right) and ``upper``
+    the speed-up cost (slope to the left; ``lower`` inside a piece). A step moves
+    few computations, so :meth:`move` refreshes only theirs.
+    """
+
+    def __init__(self, hulls: _Hulls, d: np.ndarray) -> None:
+        self.hulls = hulls
+        self.d = d
+        self.seg = hulls.num[hulls.table_of] - 1
+        self.at = np.empty(len(d), dtype=bool)
+        self.lower = np.empty(len(d))
+        self.upper = np.empty(len(d))
+        self._refresh(np.arange(len(d)))
+        #: The critical set at the last event (``None`` before the first).
+        self.crit: np.ndarray | None = None
+
+    def _refresh(self, rows: np.ndarray) -> None:
+        h = self.hulls
+        tk, seg = h.table_of[rows], self.seg[rows]
+        at = self.d[rows] == h.vt[tk, seg]
+        lower = h.slope[tk, seg]
+        self.at[rows] = at
+        self.lower[rows] = lower
+        self.upper[rows] = np.where(at, h.left[tk, seg], lower)
+
+    def move(self, delta: int, r: np.ndarray, moved: np.ndarray) -> None:
+        """Apply ``d += delta * r`` (``r`` nonzero exactly at ``moved``)."""
+        self.d = self.d + delta * r
+        self.seg[moved] = self.hulls.segment(moved, self.d[moved])
+        self._refresh(moved)
+
+
 def _step(
     timer: IntegerTimer,
     hulls: _Hulls,
     graph: _CutGraph,
     es: np.ndarray,
-    d: np.ndarray,
-    seg: np.ndarray,
+    state: _State,
     stats: dict,
     Ls: list,
     deltas: list,
     rates: list,
-) -> tuple[np.ndarray, np.ndarray]:
-    """One event (module doc, steps 2-3): record it; return the new starts and durations.
+) -> np.ndarray:
+    """One event (module doc, steps 2-3): record it, move ``state``; return the new starts.
 
-    ``seg`` is updated in place; ``stats["stopped"]`` is set when no step is left.
+    ``stats["stopped"]`` is set when no step is left.
     """
-    n, tk = len(d), hulls.table_of
+    d = state.d
+    n = len(d)
     ef = es + d
     L = int(ef.max())
-    crit = es + timer.tail(d) == L
-    at_vertex = d == hulls.vt[tk, seg]
-    lower = hulls.slope[tk, seg]
-    upper = np.where(at_vertex, hulls.left[tk, seg], lower)
-    side = graph.min_cut(crit, es, ef, L, lower, upper)
+    crit, tight, _ = _critical(timer, graph.et, graph.eh, es, ef, d, L, state.crit)
+    state.crit = crit
+    side = graph.min_cut(crit, crit[graph.et] & crit[graph.eh] & tight, L, es, ef, state)
     stats["max_flow_calls"] += 1
     if side is None:
         stats["stopped"] = "no finite cut: fastest schedule reached"
-        return es, d
+        return es
     start_s, end_s = side[0 : 2 * n : 2], side[1 : 2 * n : 2]
     speed = np.flatnonzero(crit & start_s & ~end_s)
-    slow = np.flatnonzero(crit & ~start_s & end_s & (lower > 0))
+    slow = np.flatnonzero(crit & ~start_s & end_s & (state.lower > 0))
     if len(speed) == 0:
         stats["stopped"] = "no computation to speed up"
-        return es, d
+        return es
     r = np.zeros(n, dtype=np.int64)
     r[speed] = -1
     r[slow] = 1
-    delta, es_next = _event_length(timer, hulls, d, seg, r, speed, slow, L, stats)
+    delta, es_next = _event_length(timer, hulls, state, r, speed, slow, L, stats)
     if delta == 0:
         # Integer rounding of a slowdown left no room: speed-ups only (always >= 1).
         stats["speed_only_events"] += 1
         r[slow] = 0
-        delta, es_next = _event_length(timer, hulls, d, seg, r, speed, slow[:0], L, stats)
+        slow = slow[:0]
+        delta, es_next = _event_length(timer, hulls, state, r, speed, slow, L, stats)
     Ls.append(L)
     deltas.append(delta)
     rates.append(r.astype(np.int8))
-    d = d + delta * r
-    moved = np.flatnonzero(r)
-    seg[moved] = hulls.segment(moved, d[moved])
+    state.move(delta, r, np.flatnonzero(r))
     stats["events"] += 1
-    return es_next, d
+    return es_next
+
+
+def _critical(
+    timer: IntegerTimer,
+    et: np.ndarray,
+    eh: np.ndarray,
+    es: np.ndarray,
+    ef: np.ndarray,
+    d: np.ndarray,
+    L: int,
+    known: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Critical computations, tight edges (``ef[tail] == es[head]``), whether ``known`` held.
+
+    A computation is critical (``es + tail == L``) exactly when it ends at ``L`` or
+    has a tight edge to a critical one; on a DAG this recursion has one solution.
+    Most events keep the critical set, so when ``known`` (the last one) solves the
+    recursion it is returned without the longest-path run for the tails.
+    """
+    tight = ef[et] == es[eh]
+    if known is not None:
+        solves = ef == L
+        solves[et[tight & known[eh]]] = True
+        if np.array_equal(solves, known):
+            return known, tight, True
+    return es + timer.tail(d) == L, tight, False
 
 
 def _progress_bar(
@@ -270,9 +328,24 @@ class _CutGraph:
     Nodes: start ``2i`` and end ``2i + 1`` of computation ``i``, source ``2n``, sink
     ``2n + 1``. The minimum cut with lower bounds is found with one maximum flow
     as in :func:`~energyopt.pipeline.maxflow.min_cut_one_flow`: a computation arc
-    carries ``u - l`` (left out when zero, as inside a hull piece, where ``l = u``),
-    and its lower bound ``l`` becomes the node terms ``s -> 2i + 1`` and
-    ``2i -> t`` of capacity ``l``.
+    carries ``u - l`` (zero inside a hull piece, where ``l = u``), and its lower
+    bound ``l`` becomes the node terms ``s -> 2i + 1`` and ``2i -> t`` of capacity
+    ``l``. The source side is what the source reaches in the residual graph of a
+    maximum flow, which is the smallest source side of a minimum cut: the same
+    set for every maximum flow and every order of the arcs, and arcs of capacity
+    zero (never in a residual graph) do not change it.
+
+    Two exact reductions (issue 17). Between two events the critical computations
+    and tight precedences rarely change, only the bounds do: while they stay, one
+    ``SimpleMaxFlow`` keeps its arcs and each step only rewrites the capacities,
+    zero ones included. And a start whose only arc in is one tight precedence
+    ``2j + 1 -> 2k`` is merged into that end (:meth:`_build`): it is on the
+    smallest source side exactly when the end is (were it there alone, dropping
+    it would cost nothing, giving a smaller minimum cut; the infinite arc gives
+    the converse). The merged node's node terms ``s -> v`` (lower bounds in) and
+    ``v -> t`` (out) are netted, which lowers every cut by the same amount. Every
+    cut is infinite exactly when infinite arcs lead from the source to the sink;
+    the merge keeps such a path, and the flow along it alone reaches ``_INF_INT``.
     """
 
     def __init__(self, dag: CompactDag) -> None:
@@ -281,74 +354,121 @@ class _CutGraph:
         self.et, self.eh = dag.edge_tail, dag.edge_head
         self.dep_tail, self.dep_head = 2 * self.et + 1, 2 * self.eh
         self.s, self.t = 2 * n, 2 * n + 1
-        self.idx = np.arange(n)
+        self._key = np.zeros(0, dtype=bool)
+        self._flow: Any = None
+        self._cidx = np.zeros(0, dtype=np.int64)
+        self._caps = np.zeros(0, dtype=np.int64)
+        self._arc_ids = np.zeros(0, dtype=np.int32)
+        self._label = np.arange(2 * n + 2)
+        # Critical positions with an unmerged start, with a merged one, each of these
+        # one's group (end), and the positions of the groups' ends.
+        self._unmerged = np.zeros(0, dtype=np.int64)
+        self._merged = np.zeros(0, dtype=np.int64)
+        self._group_of = np.zeros(0, dtype=np.int64)
+        self._group_end = np.zeros(0, dtype=np.int64)
 
-    def min_cut(
-        self,
-        crit: np.ndarray,
-        es: np.ndarray,
-        ef: np.ndarray,
-        L: int,
-        lower: np.ndarray,
-        upper: np.ndarray,
-    ) -> np.ndarray | None:
-        """Source-side mask of a minimum cut, or ``None`` when every cut is infinite."""
+    def _build(self, key: np.ndarray) -> None:
+        """A flow network for ``key``: critical, starting at 0 and ending at the makespan
+        (each a mask over the computations), then tight precedences (a mask over edges).
+
+        Arc layout: ``m`` computation arcs, ``m`` arcs ``s -> end`` (``m`` critical
+        computations), arcs ``start -> t`` for unmerged starts, one arc ``end -> t``
+        per end holding merged starts, then the infinite arcs; a merged start is
+        relabelled to its end.
+        """
         from ortools.graph.python import max_flow
 
-        et, eh = self.et, self.eh
-        cidx = np.flatnonzero(crit)
-        dmask = crit[et] & crit[eh] & (ef[et] == es[eh])
-        src = cidx[es[cidx] == 0]
-        snk = cidx[ef[cidx] == L]
-        lo, up = lower[cidx], upper[cidx]
+        n, s, t = self.n, self.s, self.t
+        cidx, src, snk = (np.flatnonzero(key[k * n : (k + 1) * n]) for k in range(3))
+        dt, dh = self.dep_tail[key[3 * n :]], self.dep_head[key[3 * n :]]
+        # Arcs into a start: its tight precedences, and s -> start when it starts at 0.
+        indeg = np.bincount(np.concatenate([dh, 2 * src]), minlength=2 * n + 2)
+        merge = indeg[dh] == 1
+        label = np.arange(2 * n + 2)
+        label[dh[merge]] = dt[merge]
+        starts = label[2 * cidx]
+        moved = starts != 2 * cidx  # critical computations whose start is merged
+        # Each merged start's end, and those ends' positions among the critical ones.
+        ends, self._group_of = np.unique(starts[moved], return_inverse=True)
+        self._merged, self._group_end = np.flatnonzero(moved), np.searchsorted(cidx, ends // 2)
+        self._unmerged = np.flatnonzero(~moved)
+        m, k = len(cidx), len(self._unmerged) + len(ends)
+        tails = np.concatenate(
+            [
+                starts,
+                np.full(m, s),
+                2 * cidx[~moved],
+                ends,
+                dt[~merge],
+                np.full(len(src), s),
+                2 * snk + 1,
+            ]
+        )
+        heads = np.concatenate(
+            [2 * cidx + 1, 2 * cidx + 1, np.full(k, t), dh[~merge], 2 * src, np.full(len(snk), t)]
+        )
+        self._cidx, self._label = cidx, label
+        self._caps = np.full(len(tails), _INF_INT, dtype=np.int64)
+        self._arc_ids = np.arange(len(tails), dtype=np.int32)
+        self._flow = max_flow.SimpleMaxFlow()
+        self._flow.add_arcs_with_capacity(tails, heads, self._caps)
+        self._key = key
+
+    def _capacities(self, lo: np.ndarray, up: np.ndarray) -> None:
+        """Write the capacities for the bounds ``lo``, ``up`` of the critical computations."""
         finite = np.isfinite(up)
         span = np.where(finite, up - lo, 0.0)
         total = float(2.0 * lo.sum() + span.sum())
         scale = _FINITE_TOTAL / total if total > 0 else 1.0
+        m, u, caps = len(lo), len(self._unmerged), self._caps
+        caps[:m] = np.rint(span * scale)
+        caps[:m][~finite] = _INF_INT
         lo_i = np.rint(lo * scale).astype(np.int64)
-        span_i = np.rint(span * scale).astype(np.int64)
-        span_i[~finite] = _INF_INT
-        arc = span_i > 0
-        tl = lo_i > 0
-        ca, cl = cidx[arc], cidx[tl]
-        tails = np.concatenate(
-            [
-                2 * ca,
-                self.dep_tail[dmask],
-                np.full(len(src), self.s),
-                2 * snk + 1,
-                np.full(len(cl), self.s),
-                2 * cl,
-            ]
-        )
-        heads = np.concatenate(
-            [
-                2 * ca + 1,
-                self.dep_head[dmask],
-                2 * src,
-                np.full(len(snk), self.t),
-                2 * cl + 1,
-                np.full(len(cl), self.t),
-            ]
-        )
-        nd = int(dmask.sum()) + len(src) + len(snk)
-        caps = np.concatenate([span_i[arc], np.full(nd, _INF_INT), lo_i[tl], lo_i[tl]])
-        g = max_flow.SimpleMaxFlow()
-        g.add_arcs_with_capacity(tails, heads, caps)
+        caps[m : 2 * m] = lo_i
+        caps[2 * m : 2 * m + u] = lo_i[self._unmerged]
+        if len(self._merged):
+            # Lower bounds out of each merged node (exact: integers below 2**53) and into it.
+            w = lo_i[self._merged]
+            out = np.bincount(self._group_of, weights=w, minlength=len(self._group_end))
+            out = out.astype(np.int64)
+            into = lo_i[self._group_end]
+            caps[2 * m + u : 2 * m + u + len(out)] = np.maximum(out - into, 0)
+            caps[m + self._group_end] = np.maximum(into - out, 0)
+
+    def min_cut(
+        self,
+        crit: np.ndarray,
+        dmask: np.ndarray,
+        L: int,
+        es: np.ndarray,
+        ef: np.ndarray,
+        state: _State,
+    ) -> np.ndarray | None:
+        """Source-side mask of a minimum cut, or ``None`` when every cut is infinite.
+
+        ``crit`` and ``dmask``: the critical computations and tight precedences
+        between them; ``state`` holds the flow bounds.
+        """
+        key = np.concatenate([crit, crit & (es == 0), crit & (ef == L), dmask])
+        if len(key) != len(self._key) or not (key == self._key).all():
+            self._build(key)
+        cidx = self._cidx
+        self._capacities(state.lower[cidx], state.upper[cidx])
+        g = self._flow
+        g.set_arcs_capacity(self._arc_ids, self._caps)
         if g.solve(self.s, self.t) != g.OPTIMAL:
             raise ArithmeticError("max flow did not solve to optimality")
         if g.optimal_flow() >= _INF_INT:
             return None
         side = np.zeros(2 * self.n + 2, dtype=bool)
         side[np.asarray(g.get_source_side_min_cut(), dtype=np.int64)] = True
-        return side
+        return side[self._label]
 
 
 def _event_length(
     timer: IntegerTimer,
     hulls: _Hulls,
-    d: np.ndarray,
-    seg: np.ndarray,
+    state: _State,
     r: np.ndarray,
     speed: np.ndarray,
     slow: np.ndarray,
@@ -364,11 +484,10 @@ def _event_length(
     slope from the last unit) reach ``delta*`` from above. Returns ``delta*`` and
     the earliest starts at ``d + delta* r``.
     """
-    tk = hulls.table_of
+    d, seg, tk = state.d, state.seg, hulls.table_of
     ts, ss = tk[speed], seg[speed]
-    at = d[speed] == hulls.vt[ts, ss]
     # Faster: to the vertex on the left (the previous one when already at a vertex).
-    stop = np.where(at, hulls.vt[ts, np.maximum(ss - 1, 0)], hulls.vt[ts, ss])
+    stop = hulls.vt[ts, np.maximum(ss - state.at[speed], 0)]
     lim = int((d[speed] - stop).min())
     if len(slow):
         lim = min(lim, int((hulls.vt[tk[slow], seg[slow] + 1] - d[slow]).min()))
