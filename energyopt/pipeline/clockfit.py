@@ -10,6 +10,11 @@ sample time with *measured* times, and the rounding carries the slack of one
 computation to the next, so a chain of equal computations mixes two neighbouring
 clocks where the LP sits between them. Options are ranked by measured time,
 never by clock.
+
+Inside the fitter the computations are renumbered level by level (the DAG's depth
+levels, one after another), so that each level is one contiguous block of rows
+and every pass moves a whole level of computations and all plans with a few
+array operations (the computations of a level depend on none of each other).
 """
 
 from __future__ import annotations
@@ -19,12 +24,17 @@ import numpy as np
 from energyopt.pipeline.dag import CompactDag
 from energyopt.pipeline.instance import PemInstance
 
+#: A window this much (relatively) above an option's time still fits it: rounding slack.
+_FIT_RTOL = 1e-12
+
 
 class ClockFitter:
-    """Planned durations to clocks, for many plans at once (module doc, last paragraph).
+    """Planned durations to clocks, for many plans at once (module doc, last paragraphs).
 
     Arrays are laid out computations x plans, so that each computation's row is
-    contiguous: the passes go over the DAG's levels, and all plans move together.
+    contiguous. The public methods take and give computations in the instance's
+    order; the passes work in level order (``order``: the computation of each row,
+    ``rank``: the row of each computation).
     """
 
     def __init__(self, instance: PemInstance, dag: CompactDag | None = None) -> None:
@@ -32,18 +42,15 @@ class ClockFitter:
         n = dag.n
         self.n = n
         self.levels = [nodes for nodes, _ in dag.levels]
-        mp = max((len(p) for p in dag.preds), default=0)
-        ms = max((len(s) for s in dag.succs), default=0)
-        # Padded neighbour lists; row n is a sentinel (finish 0 / latest start T).
-        self.pred = np.full((n, max(mp, 1)), n, dtype=np.int64)
-        self.succ = np.full((n, max(ms, 1)), n, dtype=np.int64)
-        for v in range(n):
-            self.pred[v, : len(dag.preds[v])] = dag.preds[v]
-            self.succ[v, : len(dag.succs[v])] = dag.succs[v]
+        self.order = np.concatenate(self.levels) if n else np.zeros(0, dtype=np.int64)
+        self.rank = np.empty(n + 1, dtype=np.int64)
+        self.rank[self.order] = np.arange(n)
+        self.rank[n] = n  # the sentinel row stays the sentinel
         names = sorted(instance.tables)
         which = {nm: k for k, nm in enumerate(names)}
         self.table_of = [which[c.table] for c in instance.computations]
         self.times: list[np.ndarray] = []
+        self.energies: list[np.ndarray] = []
         self.index: list[np.ndarray] = []
         self.inverse: list[np.ndarray] = []  # option index -> Pareto position (-1: none)
         for nm in names:
@@ -51,6 +58,7 @@ class ClockFitter:
             keep, _ = tb.pareto(instance.p_blocking_w)  # fastest first, dearest first
             idx = np.asarray(keep, dtype=np.int64)
             self.times.append(np.asarray(tb.time_s, dtype=float)[idx])
+            self.energies.append(np.asarray(tb.energy_j, dtype=float)[idx])
             self.index.append(idx)
             inv = np.full(len(tb), -1, dtype=np.int64)
             inv[idx] = np.arange(len(idx))
@@ -58,10 +66,40 @@ class ClockFitter:
         tk = np.asarray(self.table_of, dtype=np.int64)
         # Computations of one table move together: one gather per table, not per node.
         self.groups = table_groups(tk, len(names))
-        # Per level: (position in the level, computation, its Pareto times) for the passes.
-        self.level_items = [
-            [(j, v, self.times[tk[v]]) for j, v in enumerate(nodes.tolist())]
-            for nodes in self.levels
+        self._level_arrays(dag, tk)
+
+    def _level_arrays(self, dag: CompactDag, tk: np.ndarray) -> None:
+        """Neighbours, tables and per-level slices in level order (the passes' layout)."""
+        n = self.n
+        mp = max((len(p) for p in dag.preds), default=0)
+        ms = max((len(s) for s in dag.succs), default=0)
+        # Padded neighbour lists in rows; row n is a sentinel (finish 0 / latest start T).
+        pred = np.full((n + 1, max(mp, 1)), n, dtype=np.int64)
+        succ = np.full((n + 1, max(ms, 1)), n, dtype=np.int64)
+        for v in range(n):
+            pred[v, : len(dag.preds[v])] = dag.preds[v]
+            succ[v, : len(dag.succs[v])] = dag.succs[v]
+        pred, succ = self.rank[pred[self.order]], self.rank[succ[self.order]]
+        tk_row = tk[self.order]
+        # Every table's Pareto times (and option indices) in one flat array, a row each.
+        self.width = max((len(t) for t in self.times), default=1)
+        self.flat_times = _padded(self.times, self.width, np.inf)
+        self.flat_energies = _padded(self.energies, self.width, np.inf)
+        self.flat_index = _padded(self.index, self.width, -1)
+        self.inv_width = max((len(t) for t in self.inverse), default=1)
+        self.flat_inverse = _padded(self.inverse, self.inv_width, -1)
+        self.row_table = tk_row
+        ends = np.cumsum([len(nodes) for nodes in self.levels], dtype=np.int64)
+        # Per level: its rows, neighbours, offsets into the flat tables and Pareto times.
+        self.spans = [
+            (
+                slice(lo, hi),
+                pred[lo:hi],
+                succ[lo:hi],
+                (tk_row[lo:hi] * self.width)[:, None],
+                [self.times[k] for k in tk_row[lo:hi].tolist()],
+            )
+            for lo, hi in zip([0, *ends[:-1].tolist()], ends.tolist())
         ]
 
     def fit(
@@ -83,18 +121,25 @@ class ClockFitter:
         computation the slack the plan itself leaves it. Map the result to option
         indices with :meth:`options`.
         """
+        pos, _ = self.fit_rows(np.take(durations_s, self.order, axis=0), cap_s, passes)
+        return pos[self.rank[: self.n]]
+
+    def fit_rows(
+        self, durations_s: np.ndarray, cap_s: np.ndarray | None = None, passes: int = 2
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`fit` with computations in level order (rows ``order``), in and out.
+
+        Returns the Pareto positions and their measured times (s).
+        """
         n, P = durations_s.shape
-        fin = np.zeros((n + 1, P))
-        for nodes in self.levels:
-            fin[nodes] = fin[self.pred[nodes]].max(axis=1) + durations_s[nodes]
-        T = fin[:n].max(axis=0)
+        T = self.makespans_rows(durations_s)
         if cap_s is not None:
             T = np.minimum(T, cap_s)
         pos = np.zeros((n, P), dtype=np.int64)
         t = np.zeros((n, P))
         es = np.empty((n, P))
         self._forward(pos, t, self._latest_finish(durations_s, T), T, es_out=es)
-        return self.relax(pos, T, passes - 1, t, es)
+        return self._relax(pos, T, passes - 1, t, es)
 
     def relax(
         self,
@@ -112,8 +157,24 @@ class ClockFitter:
         never a faster one, so each pass keeps the plan within ``T``. ``t`` and
         ``es``, when given, are the plan's durations and earliest starts.
         """
+        r = self.order
+        got, _ = self._relax(
+            pos[r], T, passes, None if t is None else t[r], None if es is None else es[r]
+        )
+        pos[r] = got
+        return pos
+
+    def _relax(
+        self,
+        pos: np.ndarray,
+        T: np.ndarray,
+        passes: int,
+        t: np.ndarray | None = None,
+        es: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`relax` with computations in level order; also gives the new times (s)."""
         if t is None:
-            t = self.times_of(pos)
+            t = self._times_rows(pos)
         for k in range(passes):
             if k % 2 == 0:
                 self._backward(pos, t, T, es)
@@ -121,13 +182,57 @@ class ClockFitter:
             else:
                 es = np.empty(pos.shape)
                 self._forward(pos, t, self._latest_finish(t, T), T, floor=True, es_out=es)
+        return pos, t
+
+    def relax_options(self, plans: np.ndarray, T: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """:meth:`relax` (two passes) for plans as rows of option indices.
+
+        Writes the new plans' rows into ``out`` and returns their makespans (s).
+        """
+        pos, t = self._relax(self.positions_rows(plans), T, 2)
+        self.option_rows(pos, out)
+        return self.makespans_rows(t)
+
+    def makespans_rows(self, durations_s: np.ndarray) -> np.ndarray:
+        """Makespan of each plan (column) of durations in level order."""
+        n, P = durations_s.shape
+        fin = np.zeros((n + 1, P))
+        for rows, pred, *_ in self.spans:
+            np.add(fin[pred].max(axis=1), durations_s[rows], out=fin[rows])
+        return fin[:n].max(axis=0)
+
+    def sums_in_order(self, pos: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per plan, the option energies (J) and times (s) of level-order positions, summed.
+
+        The sums run over the computations in the instance's order, one after
+        another (:func:`sum_in_order`).
+        """
+        rk = self.rank[: self.n]
+        e = np.take(self.flat_energies, pos + (self.row_table * self.width)[:, None])
+        return sum_in_order(np.take(e, rk, axis=0)), sum_in_order(np.take(t, rk, axis=0))
+
+    def positions_rows(self, plans: np.ndarray) -> np.ndarray:
+        """Pareto positions in level order (computations x plans) of rows of option indices."""
+        opt = np.take(plans, self.order, axis=1).T
+        pos = np.take(self.flat_inverse, opt + (self.row_table * self.inv_width)[:, None])
+        if np.any(pos < 0):
+            raise ValueError("positions: a plan uses an option that is not Pareto-optimal")
         return pos
 
+    def option_rows(self, pos: np.ndarray, out: np.ndarray) -> None:
+        """Option indices of level-order positions, written as rows of plans into ``out``."""
+        opt = np.take(self.flat_index, pos + (self.row_table * self.width)[:, None])
+        out[...] = np.take(opt, self.rank[: self.n], axis=0).T
+
     def times_of(self, pos: np.ndarray) -> np.ndarray:
+        """Measured times (s) of Pareto positions (computations x plans)."""
         t = np.empty(pos.shape)
         for kt, rows in self.groups:
             t[rows] = self.times[kt][pos[rows]]
         return t
+
+    def _times_rows(self, pos: np.ndarray) -> np.ndarray:
+        return np.take(self.flat_times, pos + (self.row_table * self.width)[:, None])
 
     def options(self, pos: np.ndarray) -> np.ndarray:
         """Option indices (into the instance's tables) of Pareto positions."""
@@ -150,9 +255,9 @@ class ClockFitter:
         start = np.empty((n + 1, P))
         start[n] = T
         lf = np.empty((n, P))
-        for nodes in reversed(self.levels):
-            lf[nodes] = np.minimum(start[self.succ[nodes]].min(axis=1), T)
-            start[nodes] = lf[nodes] - durations[nodes]
+        for rows, _, succ, *_ in reversed(self.spans):
+            np.minimum(start[succ].min(axis=1), T, out=lf[rows])
+            np.subtract(lf[rows], durations[rows], out=start[rows])
         return lf
 
     def _forward(
@@ -170,15 +275,15 @@ class ClockFitter:
         """
         n, P = pos.shape
         fin = np.zeros((n + 1, P))
-        room = np.empty(P)
-        for nodes, items in zip(self.levels, self.level_items):
-            es = fin[self.pred[nodes]].max(axis=1)
-            for j, v, tv in items:
-                np.subtract(lf[v], es[j], out=room)
-                _slowest_fitting(tv, room, pos[v] if floor else 0, pos[v], t[v])
-            fin[nodes] = es + t[nodes]
+        for rows, pred, _, off, tv in self.spans:
+            es = fin[pred].max(axis=1)
+            room = lf[rows] - es
+            _slowest_fitting(
+                tv, self.flat_times, off, room, pos[rows] if floor else 0, pos[rows], t[rows]
+            )
+            np.add(es, t[rows], out=fin[rows])
             if es_out is not None:
-                es_out[nodes] = es
+                es_out[rows] = es
 
     def _backward(
         self, pos: np.ndarray, t: np.ndarray, T: np.ndarray, es: np.ndarray | None = None
@@ -191,18 +296,16 @@ class ClockFitter:
         if es is None:
             fin = np.zeros((n + 1, P))
             es = np.empty((n, P))
-            for nodes in self.levels:
-                es[nodes] = fin[self.pred[nodes]].max(axis=1)
-                fin[nodes] = es[nodes] + t[nodes]
+            for rows, pred, *_ in self.spans:
+                es[rows] = fin[pred].max(axis=1)
+                np.add(es[rows], t[rows], out=fin[rows])
         start = np.empty((n + 1, P))
         start[n] = T
-        room = np.empty(P)
-        for nodes, items in zip(reversed(self.levels), reversed(self.level_items)):
-            lf = np.minimum(start[self.succ[nodes]].min(axis=1), T)
-            for j, v, tv in items:
-                np.subtract(lf[j], es[v], out=room)
-                _slowest_fitting(tv, room, pos[v], pos[v], t[v])
-            start[nodes] = lf - t[nodes]
+        for rows, _, succ, off, tv in reversed(self.spans):
+            lf = np.minimum(start[succ].min(axis=1), T)
+            room = lf - es[rows]
+            _slowest_fitting(tv, self.flat_times, off, room, pos[rows], pos[rows], t[rows])
+            np.subtract(lf, t[rows], out=start[rows])
 
 
 def table_groups(table_of: np.ndarray, num_tables: int) -> list[tuple[int, np.ndarray]]:
@@ -211,18 +314,42 @@ def table_groups(table_of: np.ndarray, num_tables: int) -> list[tuple[int, np.nd
     return [(k, rows) for k, rows in groups if len(rows)]
 
 
+def sum_in_order(x: np.ndarray) -> np.ndarray:
+    """Column sums of ``x``, adding row after row (never numpy's pairwise summation)."""
+    if x.shape[1] == 1:  # numpy would sum a single column pairwise
+        return np.cumsum(x[:, 0])[-1:] if len(x) else np.zeros(1)
+    return x.sum(axis=0)
+
+
+def _padded(arrays: list[np.ndarray], width: int, fill) -> np.ndarray:
+    """The arrays one after another, each padded with ``fill`` to ``width``: one flat array."""
+    out = np.full((len(arrays), width), fill, dtype=arrays[0].dtype if arrays else float)
+    for k, a in enumerate(arrays):
+        out[k, : len(a)] = a
+    return out.ravel()
+
+
 def _slowest_fitting(
-    times: np.ndarray, room: np.ndarray, floor, pos_out: np.ndarray, t_out: np.ndarray
+    times: list[np.ndarray],
+    flat_times: np.ndarray,
+    offset: np.ndarray,
+    room: np.ndarray,
+    floor,
+    pos_out: np.ndarray,
+    t_out: np.ndarray,
 ) -> None:
     """Pareto position (fastest first) of the slowest option within ``room``, per plan.
 
-    A slower Pareto option is cheaper in effective energy, so this is also the
-    cheapest that fits; never below ``floor`` (the fastest is the fallback). Writes
-    into the rows ``pos_out`` and ``t_out`` (views, plain integer indexing): the
-    passes call this once per computation, so it makes no temporary copies.
+    One level of computations (rows) at once: ``times`` holds each row's Pareto
+    times, ``offset`` each row's start in ``flat_times``. A slower Pareto option is
+    cheaper in effective energy, so this is also the cheapest that fits; never
+    below ``floor`` (the fastest is the fallback). Writes into ``pos_out`` and
+    ``t_out``; ``room`` is scaled in place.
     """
-    room *= 1 + 1e-12
-    p = times.searchsorted(room, side="right")
+    room *= 1 + _FIT_RTOL
+    p = np.empty(room.shape, dtype=np.intp)
+    for j, tv in enumerate(times):
+        p[j] = tv.searchsorted(room[j], side="right")
     p -= 1
     np.maximum(p, floor, out=pos_out)
-    np.take(times, pos_out, out=t_out)
+    np.take(flat_times, pos_out + offset, out=t_out)

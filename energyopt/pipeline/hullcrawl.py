@@ -41,6 +41,7 @@ clocks and adds the plans between neighbouring frontier points.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 
@@ -60,7 +61,7 @@ from energyopt.pipeline.hullpath import (
     sample_times,
 )
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.paretoset import batch_evaluate
+from energyopt.pipeline.paretoset import BATCH_ROWS, batch_evaluate
 
 
 def fastest_makespan(instance: PemInstance, dag: CompactDag) -> float:
@@ -85,16 +86,50 @@ def crawl_plans(
     hull LP's effective energy at them (J). Stops adding chunks of plans after
     ``deadline`` (a ``time.perf_counter`` value).
     """
+    got = _crawl_samples(instance, path, tau_s, chunk=chunk, dag=dag, deadline=deadline)
+    return got.plans, got.planned_s, got.lp_cost
+
+
+@dataclasses.dataclass
+class _Samples:
+    """The crawl's plans with their planned and measured scores (:func:`_crawl_samples`)."""
+
+    plans: np.ndarray
+    planned_s: np.ndarray
+    lp_cost: np.ndarray
+    time_s: np.ndarray
+    energy_j: np.ndarray
+    fitter: ClockFitter
+
+
+def _crawl_samples(
+    instance: PemInstance,
+    path: HullPath,
+    tau_s: float,
+    *,
+    chunk: int = 1024,
+    dag: CompactDag | None = None,
+    deadline: float | None = None,
+    out: np.ndarray | None = None,
+) -> _Samples:
+    """:func:`crawl_plans`, with each plan's measured makespan and energy.
+
+    ``out``, when given, is where the plans go (int64, a row per sample at least);
+    the plans are then its first rows. The energies are :func:`batch_evaluate`'s
+    for these plans stored by computation, as the crawl stored them
+    (:meth:`ClockFitter.sums_in_order`, :func:`_last_alone`).
+    """
     dag = dag if dag is not None else CompactDag(instance)
     k, T_q = sample_times(path, tau_s)
     fitter = ClockFitter(instance, dag)
     t_min = fastest_makespan(instance, dag)
     last = len(path.L) - 1 if path.stats["stopped"].startswith("no finite") else -1
-    rows, lp_cost = [], []
+    plans = out if out is not None else np.empty((len(k), instance.num_computations), np.int64)
+    lp_cost, T_meas, E_meas, done = [], [], [], 0
     d_k = path.d0.copy()
     k_at = 0  # d_k: durations at the start of event k_at
     for lo in range(0, len(k), chunk):
-        if deadline is not None and rows and time.perf_counter() > deadline:
+        if deadline is not None and done and time.perf_counter() > deadline:
             break
         kk, tq = k[lo : lo + chunk], T_q[lo : lo + chunk]
         k0, k1 = int(kk[0]), int(kk[-1]) + 1
@@ -102,14 +137,37 @@ def crawl_plans(
             d_k = d_k + path.delta[k_at:k0] @ path.rate[k_at:k0].astype(np.int64)
             k_at = k0
         starts = event_durations(path, k0, k1, d_k)  # events k0 .. k1 - 1
-        rel = kk - k0
-        dq = starts[rel].T + (path.L[kk] - tq)[None, :] * path.rate[kk].T.astype(np.int64)
+        # Plans x computations, then one transposed copy: each computation's row contiguous.
+        dq = starts[kk - k0] + (path.L[kk] - tq)[:, None] * path.rate[kk].astype(np.int64)
+        dq = np.ascontiguousarray(dq.T)
         cap = np.where(kk == last, t_min, np.inf)
-        rows.append(fitter.options(fitter.fit(exact_seconds(path, dq), cap)).T)
+        pos, t = fitter.fit_rows(np.take(exact_seconds(path, dq), fitter.order, axis=0), cap)
+        fitter.option_rows(pos, plans[lo : lo + len(kk)])
         lp_cost.append(_hull_cost(path.hulls, dq))
-    plans = np.vstack(rows) if rows else np.zeros((0, instance.num_computations), dtype=np.int64)
-    cost = np.concatenate(lp_cost) if lp_cost else np.zeros(0)
-    return plans, T_q[: len(plans)] * path.quantum_s, cost
+        T_meas.append(fitter.makespans_rows(t))
+        e_sum, t_sum = fitter.sums_in_order(pos, t)
+        E_meas.append(e_sum + instance.p_blocking_w * (instance.num_stages * T_meas[-1] - t_sum))
+        done = lo + len(kk)
+    got = _Samples(
+        plans[:done], T_q[:done] * path.quantum_s, *map(_joined, (lp_cost, T_meas, E_meas)), fitter
+    )
+    _last_alone(instance, dag, got)
+    return got
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _last_alone(instance: PemInstance, dag: CompactDag, got: _Samples) -> None:
+    """Rescore the last plan when :func:`batch_evaluate` gives it a chunk of its own.
+
+    A single plan is one contiguous row however the plans are stored, so numpy
+    sums it pairwise, not term after term (:func:`batch_evaluate`).
+    """
+    if len(got.plans) % BATCH_ROWS == 1:
+        T, E = batch_evaluate(instance, got.plans[-1:], dag)
+        got.time_s[-1], got.energy_j[-1] = T[0], E[0]
 
 
 def _hull_cost(hulls: _Hulls, dq: np.ndarray) -> np.ndarray:
@@ -155,25 +213,28 @@ def exact_crawl(
         progress=progress,
     )
     deadline = None if time_limit is None else tick + 0.65 * time_limit
-    plans, planned_T, lp_cost = crawl_plans(
-        instance, path, float(tau_s), dag=dag, deadline=deadline
-    )
+    # One array for the crawl's plans and the gap plans after them (at most one per
+    # crawl plan): no copies of the plans to stack them.
+    samples = len(sample_times(path, float(tau_s))[0])
+    store = np.empty((2 * samples, instance.num_computations), dtype=np.int64)
+    got = _crawl_samples(instance, path, float(tau_s), dag=dag, deadline=deadline, out=store)
+    plans, planned_T, lp_cost = got.plans, got.planned_s, got.lp_cost
     stats = {**path.stats, "tau_s": float(tau_s), "cost_model": "hull", "crawl": "exact"}
     if stats["stopped"].startswith("time_limit"):
         stats["stopped"] = f"time_limit={time_limit}"  # the caller's limit, not the events'
     stats["steps"] = stats["events"]
     stats["samples"] = len(plans)
-    if len(plans) < len(sample_times(path, float(tau_s))[0]) and not stats["stopped"]:
+    if len(plans) < samples and not stats["stopped"]:
         stats["stopped"] = f"time_limit={time_limit}"
-    T_meas, E_meas = batch_evaluate(instance, plans, dag)
+    T_meas, E_meas = got.time_s, got.energy_j
     planned_E = lp_cost + instance.p_blocking_w * instance.num_stages * planned_T
     late = time_limit is not None and time.perf_counter() - tick > 0.75 * time_limit
     if not _early(stats["stopped"]) and not late:
-        rows, target = gap_plans(instance, ClockFitter(instance, dag), plans, T_meas, E_meas)
-        # One copy of all the plans, not one for the gap plans and another for the union.
-        plans, n_crawl = np.vstack([plans, *rows]), len(plans)
+        n_crawl = len(plans)
+        target, spans = _relaxed_gaps(instance, got.fitter, plans, T_meas, E_meas, store[n_crawl:])
+        plans = store[: n_crawl + len(target)]
         extra = plans[n_crawl:]
-        T_x, E_x = batch_evaluate(instance, extra, dag)
+        T_x, E_x = batch_evaluate(instance, extra, dag, makespans_s=spans)
         planned_T = np.concatenate([planned_T, target])
         planned_E = np.concatenate([planned_E, np.full(len(extra), np.nan)])
         T_meas, E_meas = np.concatenate([T_meas, T_x]), np.concatenate([E_meas, E_x])
@@ -195,18 +256,34 @@ def gap_plans(
     Between the makespans ``m_k < m_(k+1)`` of two neighbouring frontier points the
     frontier's energy is point k's plus blocking; point k's plan, given the slack
     up to just below ``m_(k+1)`` (:meth:`ClockFitter.relax`), is never worse there
-    and often better. Returns the new plans in chunks (plans x computations, not yet
-    stacked) and the times they were relaxed to.
+    and often better. Returns the new plans (plans x computations, in one chunk)
+    and the times they were relaxed to.
     """
+    out = np.empty(plans.shape, dtype=np.int64)
+    target, _ = _relaxed_gaps(instance, fitter, plans, T_s, E_j, out, chunk)
+    return ([out[: len(target)]] if len(target) else []), target
+
+
+def _relaxed_gaps(
+    instance: PemInstance,
+    fitter: ClockFitter,
+    plans: np.ndarray,
+    T_s: np.ndarray,
+    E_j: np.ndarray,
+    out: np.ndarray,
+    chunk: int = 1024,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`gap_plans` into the first rows of ``out``: the targets and the new makespans."""
     from energyopt.pipeline.paretoset import pareto_indices
 
     C = E_j - instance.p_blocking_w * instance.num_stages * T_s
     keep = pareto_indices(T_s, C)
     if len(keep) < 2:
-        return [], T_s[:0]
+        return T_s[:0], T_s[:0]
     target = T_s[keep[1:]] * (1 - 1e-12)
-    rows = []
-    for lo in range(0, len(keep) - 1, chunk):
-        pos = fitter.positions(plans[keep[:-1][lo : lo + chunk]].T)
-        rows.append(fitter.options(fitter.relax(pos, target[lo : lo + chunk])).T)
-    return rows, target
+    m = len(keep) - 1
+    spans = np.empty(m)
+    for lo in range(0, m, chunk):
+        hi = min(lo + chunk, m)
+        spans[lo:hi] = fitter.relax_options(plans[keep[lo:hi]], target[lo:hi], out[lo:hi])
+    return target, spans

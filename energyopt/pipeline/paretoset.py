@@ -11,7 +11,9 @@ dominated in (T(x), energy at T(x)) are a subset of those; see
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import gc
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -71,16 +73,42 @@ def frontier_points(
         ev = evaluate_many(instance, choices[keep], None)
         T, E = np.empty_like(T), np.empty_like(E)
         T[keep], E[keep] = ev.iteration_time_s, ev.energy_j
-    return tuple(
-        FrontierPoint(float(T[k]), float(E[k]), PemSolution(tuple(choices[k].tolist())))
-        for k in keep
-    )
+    with _collector_paused():
+        return tuple(
+            FrontierPoint(t, e, PemSolution(tuple(choices[k].tolist())))
+            for k, t, e in zip(keep.tolist(), T[keep].tolist(), E[keep].tolist())
+        )
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside: building many acyclic objects at once.
+
+    Each full collection would walk every tuple built so far, for no garbage.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+#: Plans per chunk of :func:`batch_evaluate` (keeps the matrices small).
+BATCH_ROWS = 512
 
 
 def batch_evaluate(
-    instance: PemInstance, choices: np.ndarray, dag
+    instance: PemInstance, choices: np.ndarray, dag, makespans_s: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Makespans and energies (blocking up to the makespan) of many plans at once."""
+    """Makespans and energies (blocking up to the makespan) of many plans at once.
+
+    ``makespans_s``: the plans' makespans when already known (the same recurrence).
+    The energies sum each plan's options as numpy sums its row: pairwise where the
+    rows are contiguous (C order), term after term where ``choices`` is stored by
+    computation (a transposed array): the last bits of the sum follow that layout.
+    """
     names = sorted(instance.tables)
     which = {nm: k for k, nm in enumerate(names)}
     tab = np.asarray([which[c.table] for c in instance.computations])
@@ -94,13 +122,18 @@ def batch_evaluate(
     S, pb = instance.num_stages, instance.p_blocking_w
     T = np.zeros(len(choices))
     E = np.zeros(len(choices))
-    for lo in range(0, len(choices), 512):  # chunks keep the matrices small
-        ch = choices[lo : lo + 512]
-        times = t_opt[tab[None, :], ch]
-        T[lo : lo + 512] = dag.makespans(times)
-        E[lo : lo + 512] = e_opt[tab[None, :], ch].sum(axis=1) + pb * (
-            S * T[lo : lo + 512] - times.sum(axis=1)
-        )
+    rows = choices.flags.c_contiguous
+    base = tab * width
+    for lo in range(0, len(choices), BATCH_ROWS):  # chunks keep the matrices small
+        hi = lo + BATCH_ROWS
+        ch = choices[lo:hi]
+        if rows:  # one flat gather; the result is C-ordered as the 2-D gather's would be
+            idx = ch + base
+            times, energies = np.take(t_opt, idx), np.take(e_opt, idx)
+        else:
+            times, energies = t_opt[tab[None, :], ch], e_opt[tab[None, :], ch]
+        T[lo:hi] = dag.makespans(times) if makespans_s is None else makespans_s[lo:hi]
+        E[lo:hi] = energies.sum(axis=1) + pb * (S * T[lo:hi] - times.sum(axis=1))
     return T, E
 
 
