@@ -15,6 +15,10 @@ Inside the fitter the computations are renumbered level by level (the DAG's dept
 levels, one after another), so that each level is one contiguous block of rows
 and every pass moves a whole level of computations and all plans with a few
 array operations (the computations of a level depend on none of each other).
+A pass that starts from a plan (every pass but the first) searches the options
+only of the computations whose next slower option fits for some plan; the others
+keep theirs. The work arrays live as long as the fitter, so that chunk after chunk
+of plans reuses the same memory.
 """
 
 from __future__ import annotations
@@ -33,8 +37,8 @@ class ClockFitter:
 
     Arrays are laid out computations x plans, so that each computation's row is
     contiguous. The public methods take and give computations in the instance's
-    order; the passes work in level order (``order``: the computation of each row,
-    ``rank``: the row of each computation).
+    order; the ``*_rows`` methods and the passes work in level order (``order``:
+    the computation of each row, ``rank``: the row of each computation).
     """
 
     def __init__(self, instance: PemInstance, dag: CompactDag | None = None) -> None:
@@ -66,7 +70,25 @@ class ClockFitter:
         tk = np.asarray(self.table_of, dtype=np.int64)
         # Computations of one table move together: one gather per table, not per node.
         self.groups = table_groups(tk, len(names))
+        self._flat_tables()
         self._level_arrays(dag, tk)
+        self._work: dict[str, np.ndarray] = {}
+
+    def _flat_tables(self) -> None:
+        """Every table's Pareto times, energies and option indices in flat arrays, a row each.
+
+        Each row has at least one padding entry after the table's slowest option
+        (time ``inf``), so that "the next slower option" is always in the row.
+        """
+        self.width = max((len(t) for t in self.times), default=0) + 1
+        self.flat_times = _padded(self.times, self.width, np.inf)
+        self.flat_energies = _padded(self.energies, self.width, np.inf)
+        # Option indices fit in 16 bits (checked): plans are moved in that width.
+        self.flat_index = _padded(self.index, self.width, -1).astype(np.int16)
+        if any(len(ix) and ix.max() >= 2**15 for ix in self.index):
+            raise ValueError("ClockFitter: a table has more than 32767 options")
+        self.inv_width = max((len(t) for t in self.inverse), default=1)
+        self.flat_inverse = _padded(self.inverse, self.inv_width, -1)
 
     def _level_arrays(self, dag: CompactDag, tk: np.ndarray) -> None:
         """Neighbours, tables and per-level slices in level order (the passes' layout)."""
@@ -80,15 +102,9 @@ class ClockFitter:
             pred[v, : len(dag.preds[v])] = dag.preds[v]
             succ[v, : len(dag.succs[v])] = dag.succs[v]
         pred, succ = self.rank[pred[self.order]], self.rank[succ[self.order]]
-        tk_row = tk[self.order]
-        # Every table's Pareto times (and option indices) in one flat array, a row each.
-        self.width = max((len(t) for t in self.times), default=1)
-        self.flat_times = _padded(self.times, self.width, np.inf)
-        self.flat_energies = _padded(self.energies, self.width, np.inf)
-        self.flat_index = _padded(self.index, self.width, -1)
-        self.inv_width = max((len(t) for t in self.inverse), default=1)
-        self.flat_inverse = _padded(self.inverse, self.inv_width, -1)
-        self.row_table = tk_row
+        self.row_table = tk[self.order]
+        self.row_offset = (self.row_table * self.width)[:, None]  # each row's start, flat
+        self.table_offset = (tk * self.width)[:, None]  # the same in the instance's order
         ends = np.cumsum([len(nodes) for nodes in self.levels], dtype=np.int64)
         # Per level: its rows, neighbours, offsets into the flat tables and Pareto times.
         self.spans = [
@@ -96,11 +112,23 @@ class ClockFitter:
                 slice(lo, hi),
                 pred[lo:hi],
                 succ[lo:hi],
-                (tk_row[lo:hi] * self.width)[:, None],
-                [self.times[k] for k in tk_row[lo:hi].tolist()],
+                self.row_offset[lo:hi],
+                [self.times[k] for k in self.row_table[lo:hi].tolist()],
             )
             for lo, hi in zip([0, *ends[:-1].tolist()], ends.tolist())
         ]
+
+    def _scratch(self, name: str, rows: int, cols: int, dtype=float) -> np.ndarray:
+        """Work array ``name`` (rows x cols, C order, contents undefined), kept between calls.
+
+        Valid until the next call that uses the same name: the memory is reused
+        chunk after chunk instead of fresh pages each time.
+        """
+        size = rows * cols
+        buf = self._work.get(name)
+        if buf is None or buf.size < size or buf.dtype != dtype:
+            buf = self._work[name] = np.empty(size, dtype=dtype)
+        return buf[:size].reshape(rows, cols)
 
     def fit(
         self,
@@ -125,21 +153,28 @@ class ClockFitter:
         return pos[self.rank[: self.n]]
 
     def fit_rows(
-        self, durations_s: np.ndarray, cap_s: np.ndarray | None = None, passes: int = 2
+        self,
+        durations_s: np.ndarray,
+        cap_s: np.ndarray | None = None,
+        passes: int = 2,
+        guess: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`fit` with computations in level order (rows ``order``), in and out.
 
-        Returns the Pareto positions and their measured times (s).
+        ``guess``: Pareto positions the first pass likely picks (any positions will
+        do; they only save searches where right). Returns the Pareto positions and
+        their measured times (s): work arrays, valid until the fitter's next call.
         """
         n, P = durations_s.shape
         T = self.makespans_rows(durations_s)
         if cap_s is not None:
             T = np.minimum(T, cap_s)
-        pos = np.zeros((n, P), dtype=np.int64)
-        t = np.zeros((n, P))
-        es = np.empty((n, P))
-        self._forward(pos, t, self._latest_finish(durations_s, T), T, es_out=es)
-        return self._relax(pos, T, passes - 1, t, es)
+        pos = self._scratch("pos", n, P, np.int64)
+        t = self._scratch("t", n, P)
+        es = self._scratch("es", n, P)
+        lf = self._latest_finish(durations_s, T)
+        self._forward(pos, t, lf, T, es_out=es, guess=guess)
+        return self._relax(pos, T, passes - 1, t, es)[:2]
 
     def relax(
         self,
@@ -158,10 +193,10 @@ class ClockFitter:
         ``es``, when given, are the plan's durations and earliest starts.
         """
         r = self.order
-        got, _ = self._relax(
+        got = self._relax(
             pos[r], T, passes, None if t is None else t[r], None if es is None else es[r]
         )
-        pos[r] = got
+        pos[r] = got[0]
         return pos
 
     def _relax(
@@ -171,32 +206,36 @@ class ClockFitter:
         passes: int,
         t: np.ndarray | None = None,
         es: np.ndarray | None = None,
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`relax` with computations in level order; also gives the new times (s)."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """:meth:`relax` in level order: the positions, their times (s) and, when the
+        last pass ran forwards, the plans' makespans."""
         if t is None:
             t = self._times_rows(pos)
+        span = None
         for k in range(passes):
             if k % 2 == 0:
                 self._backward(pos, t, T, es)
-                es = None  # the backward pass changed the durations
+                es, span = None, None  # the backward pass changed the durations
             else:
-                es = np.empty(pos.shape)
-                self._forward(pos, t, self._latest_finish(t, T), T, floor=True, es_out=es)
-        return pos, t
+                es = self._scratch("es", *pos.shape)
+                lf = self._latest_finish(t, T)
+                span = self._forward(pos, t, lf, T, floor=True, es_out=es)
+        return pos, t, span
 
     def relax_options(self, plans: np.ndarray, T: np.ndarray, out: np.ndarray) -> np.ndarray:
         """:meth:`relax` (two passes) for plans as rows of option indices.
 
         Writes the new plans' rows into ``out`` and returns their makespans (s).
         """
-        pos, t = self._relax(self.positions_rows(plans), T, 2)
+        pos, _, span = self._relax(self.positions_rows(plans), T, 2)
         self.option_rows(pos, out)
-        return self.makespans_rows(t)
+        return span
 
     def makespans_rows(self, durations_s: np.ndarray) -> np.ndarray:
         """Makespan of each plan (column) of durations in level order."""
         n, P = durations_s.shape
-        fin = np.zeros((n + 1, P))
+        fin = self._scratch("fin", n + 1, P)
+        fin[n] = 0.0
         for rows, pred, *_ in self.spans:
             np.add(fin[pred].max(axis=1), durations_s[rows], out=fin[rows])
         return fin[:n].max(axis=0)
@@ -207,22 +246,37 @@ class ClockFitter:
         The sums run over the computations in the instance's order, one after
         another (:func:`sum_in_order`).
         """
-        rk = self.rank[: self.n]
-        e = np.take(self.flat_energies, pos + (self.row_table * self.width)[:, None])
-        return sum_in_order(np.take(e, rk, axis=0)), sum_in_order(np.take(t, rk, axis=0))
+        n, P = pos.shape
+        rk = self.rank[:n]
+        idx = self._scratch("idx", n, P, np.int64)
+        np.add(np.take(pos, rk, axis=0), self.table_offset, out=idx)
+        e = np.take(self.flat_energies, idx, out=self._scratch("e", n, P), mode="clip")
+        return sum_in_order(e), sum_in_order(np.take(t, rk, axis=0, out=self._scratch("e", n, P)))
 
     def positions_rows(self, plans: np.ndarray) -> np.ndarray:
         """Pareto positions in level order (computations x plans) of rows of option indices."""
-        opt = np.take(plans, self.order, axis=1).T
-        pos = np.take(self.flat_inverse, opt + (self.row_table * self.inv_width)[:, None])
+        P, n = plans.shape
+        idx = self._scratch("idx", n, P, np.int64)
+        np.add(
+            np.take(plans, self.order, axis=1).T, self.row_table[:, None] * self.inv_width, out=idx
+        )
+        pos = np.take(self.flat_inverse, idx, out=self._scratch("pos", n, P, np.int64), mode="clip")
         if np.any(pos < 0):
             raise ValueError("positions: a plan uses an option that is not Pareto-optimal")
         return pos
 
     def option_rows(self, pos: np.ndarray, out: np.ndarray) -> None:
-        """Option indices of level-order positions, written as rows of plans into ``out``."""
-        opt = np.take(self.flat_index, pos + (self.row_table * self.width)[:, None])
-        out[...] = np.take(opt, self.rank[: self.n], axis=0).T
+        """Option indices of level-order positions, written as rows of plans into ``out``.
+
+        The transposition runs on 16-bit indices (a quarter of the memory traffic).
+        """
+        n, P = pos.shape
+        idx = self._scratch("idx", n, P, np.int64)
+        np.add(np.take(pos, self.rank[:n], axis=0), self.table_offset, out=idx)
+        opt = np.take(self.flat_index, idx, out=self._scratch("opt", n, P, np.int16), mode="clip")
+        rows = self._scratch("opt_t", P, n, np.int16)
+        rows[...] = opt.T
+        out[...] = rows
 
     def times_of(self, pos: np.ndarray) -> np.ndarray:
         """Measured times (s) of Pareto positions (computations x plans)."""
@@ -232,7 +286,8 @@ class ClockFitter:
         return t
 
     def _times_rows(self, pos: np.ndarray) -> np.ndarray:
-        return np.take(self.flat_times, pos + (self.row_table * self.width)[:, None])
+        t = self._scratch("t", *pos.shape)
+        return np.take(self.flat_times, pos + self.row_offset, out=t, mode="clip")
 
     def options(self, pos: np.ndarray) -> np.ndarray:
         """Option indices (into the instance's tables) of Pareto positions."""
@@ -252,9 +307,9 @@ class ClockFitter:
 
     def _latest_finish(self, durations: np.ndarray, T: np.ndarray) -> np.ndarray:
         n, P = durations.shape
-        start = np.empty((n + 1, P))
+        start = self._scratch("start", n + 1, P)
         start[n] = T
-        lf = np.empty((n, P))
+        lf = self._scratch("lf", n, P)
         for rows, _, succ, *_ in reversed(self.spans):
             np.minimum(start[succ].min(axis=1), T, out=lf[rows])
             np.subtract(lf[rows], durations[rows], out=start[rows])
@@ -268,22 +323,29 @@ class ClockFitter:
         T: np.ndarray,
         floor: bool = False,
         es_out: np.ndarray | None = None,
-    ) -> None:
+        guess: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Earliest-first pass: each computation the slowest option ending by ``lf``.
 
-        The earliest starts of the new plan go to ``es_out`` when given.
+        With ``floor``, never faster than its option in ``pos`` (``t`` its times);
+        otherwise ``guess`` (when given) are the positions to try first. The
+        earliest starts of the new plan go to ``es_out`` when given; returns the
+        new plans' makespans.
         """
         n, P = pos.shape
-        fin = np.zeros((n + 1, P))
+        fin = self._scratch("fin", n + 1, P)
+        fin[n] = 0.0
+        if guess is not None and not floor:
+            pos[...] = guess
+        pick = _slower_fitting if floor else _slowest_fitting if guess is None else _guessed_fitting
         for rows, pred, _, off, tv in self.spans:
             es = fin[pred].max(axis=1)
             room = lf[rows] - es
-            _slowest_fitting(
-                tv, self.flat_times, off, room, pos[rows] if floor else 0, pos[rows], t[rows]
-            )
+            pick(tv, self.flat_times, off, room, pos[rows], t[rows])
             np.add(es, t[rows], out=fin[rows])
             if es_out is not None:
                 es_out[rows] = es
+        return fin[:n].max(axis=0)
 
     def _backward(
         self, pos: np.ndarray, t: np.ndarray, T: np.ndarray, es: np.ndarray | None = None
@@ -294,17 +356,18 @@ class ClockFitter:
         """
         n, P = pos.shape
         if es is None:
-            fin = np.zeros((n + 1, P))
-            es = np.empty((n, P))
+            fin = self._scratch("fin", n + 1, P)
+            fin[n] = 0.0
+            es = self._scratch("es", n, P)
             for rows, pred, *_ in self.spans:
                 es[rows] = fin[pred].max(axis=1)
                 np.add(es[rows], t[rows], out=fin[rows])
-        start = np.empty((n + 1, P))
+        start = self._scratch("start", n + 1, P)
         start[n] = T
         for rows, _, succ, off, tv in reversed(self.spans):
             lf = np.minimum(start[succ].min(axis=1), T)
             room = lf - es[rows]
-            _slowest_fitting(tv, self.flat_times, off, room, pos[rows], pos[rows], t[rows])
+            _slower_fitting(tv, self.flat_times, off, room, pos[rows], t[rows])
             np.subtract(lf, t[rows], out=start[rows])
 
 
@@ -334,7 +397,6 @@ def _slowest_fitting(
     flat_times: np.ndarray,
     offset: np.ndarray,
     room: np.ndarray,
-    floor,
     pos_out: np.ndarray,
     t_out: np.ndarray,
 ) -> None:
@@ -342,14 +404,63 @@ def _slowest_fitting(
 
     One level of computations (rows) at once: ``times`` holds each row's Pareto
     times, ``offset`` each row's start in ``flat_times``. A slower Pareto option is
-    cheaper in effective energy, so this is also the cheapest that fits; never
-    below ``floor`` (the fastest is the fallback). Writes into ``pos_out`` and
-    ``t_out``; ``room`` is scaled in place.
+    cheaper in effective energy, so this is also the cheapest that fits; the
+    fastest is the fallback. Writes into ``pos_out`` and ``t_out``; ``room`` is
+    scaled in place.
     """
     room *= 1 + _FIT_RTOL
-    p = np.empty(room.shape, dtype=np.intp)
     for j, tv in enumerate(times):
-        p[j] = tv.searchsorted(room[j], side="right")
-    p -= 1
-    np.maximum(p, floor, out=pos_out)
-    np.take(flat_times, pos_out + offset, out=t_out)
+        pos_out[j] = tv.searchsorted(room[j], side="right")
+    pos_out -= 1
+    np.maximum(pos_out, 0, out=pos_out)
+    # mode="clip": with "raise" numpy copies through a buffer; every index is in range.
+    np.take(flat_times, pos_out + offset, out=t_out, mode="clip")
+
+
+def _guessed_fitting(
+    times: list[np.ndarray],
+    flat_times: np.ndarray,
+    offset: np.ndarray,
+    room: np.ndarray,
+    pos: np.ndarray,
+    t: np.ndarray,
+) -> None:
+    """:func:`_slowest_fitting`, trying the positions in ``pos`` first.
+
+    A guess is right where its option fits and the next slower one does not;
+    only the rows where some guess is wrong are searched. Writes ``pos``, ``t``.
+    """
+    room *= 1 + _FIT_RTOL
+    at = pos + offset
+    np.take(flat_times, at, out=t, mode="clip")
+    at += 1
+    right = t <= room
+    right &= room < np.take(flat_times, at, mode="clip")
+    for j in np.flatnonzero(~right.all(axis=1)).tolist():
+        p = times[j].searchsorted(room[j], side="right")
+        p -= 1
+        np.maximum(p, 0, out=pos[j])
+        np.take(times[j], pos[j], out=t[j], mode="clip")
+
+
+def _slower_fitting(
+    times: list[np.ndarray],
+    flat_times: np.ndarray,
+    offset: np.ndarray,
+    room: np.ndarray,
+    pos: np.ndarray,
+    t: np.ndarray,
+) -> None:
+    """:func:`_slowest_fitting`, never below the current positions ``pos`` (times ``t``).
+
+    Updates ``pos`` and ``t`` in place. A position moves only where the next
+    slower option fits (``room`` is finite), so only the rows where that happens
+    for some plan are searched; the others keep their options and times.
+    """
+    room *= 1 + _FIT_RTOL
+    nxt = np.take(flat_times, pos + (offset + 1), mode="clip")
+    for j in np.flatnonzero((nxt <= room).any(axis=1)).tolist():
+        p = times[j].searchsorted(room[j], side="right")
+        p -= 1
+        np.maximum(p, pos[j], out=pos[j])
+        np.take(times[j], pos[j], out=t[j], mode="clip")

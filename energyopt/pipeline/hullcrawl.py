@@ -56,7 +56,6 @@ from energyopt.pipeline.hullpath import (
     HullPath,
     _Hulls,
     event_durations,
-    exact_seconds,
     hull_path,
     sample_times,
 )
@@ -122,28 +121,25 @@ def _crawl_samples(
     dag = dag if dag is not None else CompactDag(instance)
     k, T_q = sample_times(path, tau_s)
     fitter = ClockFitter(instance, dag)
+    table_rows = _TableRows(path.hulls, fitter)
     t_min = fastest_makespan(instance, dag)
     last = len(path.L) - 1 if path.stats["stopped"].startswith("no finite") else -1
     plans = out if out is not None else np.empty((len(k), instance.num_computations), np.int64)
     lp_cost, T_meas, E_meas, done = [], [], [], 0
-    d_k = path.d0.copy()
-    k_at = 0  # d_k: durations at the start of event k_at
+    d_k, k_at, starts = path.d0, 0, None  # d_k: durations at the start of event k_at
     for lo in range(0, len(k), chunk):
         if deadline is not None and done and time.perf_counter() > deadline:
             break
         kk, tq = k[lo : lo + chunk], T_q[lo : lo + chunk]
         k0, k1 = int(kk[0]), int(kk[-1]) + 1
-        if k0 > k_at:
-            d_k = d_k + path.delta[k_at:k0] @ path.rate[k_at:k0].astype(np.int64)
-            k_at = k0
+        d_k, k_at = _durations_at(path, k0, k_at, d_k, starts), k0
         starts = event_durations(path, k0, k1, d_k)  # events k0 .. k1 - 1
-        # Plans x computations, then one transposed copy: each computation's row contiguous.
-        dq = starts[kk - k0] + (path.L[kk] - tq)[:, None] * path.rate[kk].astype(np.int64)
-        dq = np.ascontiguousarray(dq.T)
+        dq = _sample_quanta(path, starts, kk, tq, table_rows.order)
+        ds, cost, guess = _seconds_and_cost(path, dq, table_rows)
         cap = np.where(kk == last, t_min, np.inf)
-        pos, t = fitter.fit_rows(np.take(exact_seconds(path, dq), fitter.order, axis=0), cap)
+        pos, t = fitter.fit_rows(ds, cap, guess=guess)
         fitter.option_rows(pos, plans[lo : lo + len(kk)])
-        lp_cost.append(_hull_cost(path.hulls, dq))
+        lp_cost.append(cost)
         T_meas.append(fitter.makespans_rows(t))
         e_sum, t_sum = fitter.sums_in_order(pos, t)
         E_meas.append(e_sum + instance.p_blocking_w * (instance.num_stages * T_meas[-1] - t_sum))
@@ -170,12 +166,99 @@ def _last_alone(instance: PemInstance, dag: CompactDag, got: _Samples) -> None:
         got.time_s[-1], got.energy_j[-1] = T[0], E[0]
 
 
-def _hull_cost(hulls: _Hulls, dq: np.ndarray) -> np.ndarray:
-    """Hull effective energy of durations ``dq`` (computations x plans), summed per plan."""
-    out = np.zeros(dq.shape[1])
-    for kt, rows in hulls.groups:
-        out += np.interp(dq[rows], hulls.q[kt], hulls.vc[kt]).sum(axis=0)
-    return out
+def _durations_at(
+    path: HullPath, k0: int, k_at: int, d_k: np.ndarray, starts: np.ndarray | None
+) -> np.ndarray:
+    """Durations (quanta) at the start of event ``k0 >= k_at``.
+
+    ``d_k`` are those at event ``k_at``; ``starts``, when given, those at the
+    events from ``k_at`` on (the last chunk's), so that only the events past them
+    are added up (integers: exact in any order).
+    """
+    if k0 == k_at:
+        return d_k
+    if starts is not None:
+        if k0 - k_at < len(starts):
+            return starts[k0 - k_at]
+        d_k, k_at = starts[-1], k_at + len(starts) - 1
+    return d_k + path.delta[k_at:k0] @ path.rate[k_at:k0].astype(np.int64)
+
+
+def _sample_quanta(
+    path: HullPath, starts: np.ndarray, kk: np.ndarray, tq: np.ndarray, order: np.ndarray
+) -> np.ndarray:
+    """The LP's durations (quanta) at sample makespans ``tq`` of events ``kk``.
+
+    Computations x samples, computations in ``order``.
+    ``starts`` holds the durations at the starts of events ``kk[0]`` on. The
+    events' rows are turned computation-major first (fewer than the samples),
+    then each computation's row gathers its samples.
+    """
+    k0 = int(kk[0])
+    rel = kk - k0
+    by_row = np.take(starts, order, axis=1).T.copy()
+    rate = np.take(path.rate[k0 : k0 + len(starts)], order, axis=1).T.copy()
+    dq = np.take(by_row, rel, axis=1)
+    dq += np.take(rate, rel, axis=1) * (path.L[kk] - tq)
+    return dq
+
+
+class _TableRows:
+    """The computations grouped by table (each group's rows ascending), for the LP's side.
+
+    The hull lookups of a table then work on one block of rows; ``to_levels``
+    takes such arrays to the fitter's level order. ``guess[kt][j]`` is the Pareto
+    position of hull vertex j's option (the slowest option within its time), a
+    first guess of the option the fitter picks for a duration at that vertex.
+    """
+
+    def __init__(self, hulls: _Hulls, fitter: ClockFitter) -> None:
+        self.order = np.concatenate([rows for _, rows in hulls.groups])
+        ends = np.cumsum([len(rows) for _, rows in hulls.groups]).tolist()
+        self.blocks = [
+            (kt, slice(lo, hi)) for (kt, _), lo, hi in zip(hulls.groups, [0, *ends[:-1]], ends)
+        ]
+        where = np.empty(len(self.order), dtype=np.int64)
+        where[self.order] = np.arange(len(self.order))
+        self.to_levels = where[fitter.order]
+        self.guess = [
+            np.maximum(fitter.times[kt].searchsorted(hulls.exact[kt], side="right") - 1, 0)
+            for kt in range(len(hulls.q))
+        ]
+
+
+def _seconds_and_cost(
+    path: HullPath, dq: np.ndarray, rows: _TableRows
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Durations ``dq`` (quanta, computations in ``rows.order``) in seconds, their hull
+    effective energy summed per plan, and a guess of each one's Pareto position.
+
+    A duration at a hull vertex is that vertex's exact time rather than its
+    rounded-up quanta (as :func:`~energyopt.pipeline.hullpath.exact_seconds`); the
+    energy sums each table's computations in the instance's order, table after
+    table (the plans' LP cost). Nearly every duration sits at a vertex, where the
+    hull's value is the vertex's own (``np.interp`` at ``x = xp[j]`` gives
+    ``fp[j]`` exactly), so only the others are interpolated. Seconds and guesses
+    come in the fitter's level order.
+    """
+    h = path.hulls
+    ds = np.empty(dq.shape)
+    guess = np.empty(dq.shape, dtype=np.int64)
+    cost = np.zeros(dq.shape[1])
+    for kt, block in rows.blocks:
+        vals = dq[block]
+        q = h.q[kt]
+        at = np.searchsorted(q, vals)
+        np.minimum(at, len(q) - 1, out=at)
+        hit = q[at] == vals
+        np.copyto(ds[block], h.exact[kt][at])
+        off = ~hit
+        ds[block][off] = vals[off] * path.quantum_s
+        vc = h.vc[kt][at]
+        vc[off] = np.interp(vals[off], q, h.vc[kt])
+        cost += vc.sum(axis=0)
+        np.take(rows.guess[kt], at, out=guess[block])
+    return np.take(ds, rows.to_levels, axis=0), cost, np.take(guess, rows.to_levels, axis=0)
 
 
 def _early(stopped: str) -> bool:

@@ -11,9 +11,7 @@ dominated in (T(x), energy at T(x)) are a subset of those; see
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -69,30 +67,33 @@ def frontier_points(
     C = E - instance.p_blocking_w * instance.num_stages * T
     keep = pareto_indices(T, C)
     if verify:
-        # The evaluator's own batch scoring (independent of the crawl's CompactDag).
-        ev = evaluate_many(instance, choices[keep], None)
-        T, E = np.empty_like(T), np.empty_like(E)
-        T[keep], E[keep] = ev.iteration_time_s, ev.energy_j
-    with _collector_paused():
-        return tuple(
-            FrontierPoint(t, e, PemSolution(tuple(choices[k].tolist())))
-            for k, t, e in zip(keep.tolist(), T[keep].tolist(), E[keep].tolist())
-        )
+        T, E = _verified(instance, choices, keep, T, E)
+    return tuple(
+        FrontierPoint(t, e, PemSolution(tuple(choices[k].tolist())))
+        for k, t, e in zip(keep.tolist(), T[keep].tolist(), E[keep].tolist())
+    )
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection inside: building many acyclic objects at once.
+def _verified(
+    instance: PemInstance, choices: np.ndarray, keep: np.ndarray, T: np.ndarray, E: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The evaluator's own batch scores of the plans ``keep`` (the others' are left unset).
 
-    Each full collection would walk every tuple built so far, for no garbage.
+    The evaluator's batch scoring is independent of the crawl's ``CompactDag``. It
+    gets the plans in chunks of its own chunk size, so the copies of the kept plans
+    are small and reused rather than one large fresh array (same scores: each plan
+    is scored on its own).
     """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
+    T, E = np.empty_like(T), np.empty_like(E)
+    for lo in range(0, len(keep), _EVALUATOR_CHUNK):
+        rows = keep[lo : lo + _EVALUATOR_CHUNK]
+        ev = evaluate_many(instance, np.take(choices, rows, axis=0), None)
+        T[rows], E[rows] = ev.iteration_time_s, ev.energy_j
+    return T, E
+
+
+#: Plans per call of the evaluator in :func:`frontier_points` (``evaluate_many``'s chunk).
+_EVALUATOR_CHUNK = 1024
 
 
 #: Plans per chunk of :func:`batch_evaluate` (keeps the matrices small).
