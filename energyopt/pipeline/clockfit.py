@@ -274,6 +274,9 @@ class ClockFitter:
         idx = self._scratch("idx", n, P, np.int64)
         np.add(np.take(pos, self.rank[:n], axis=0), self.table_offset, out=idx)
         opt = np.take(self.flat_index, idx, out=self._scratch("opt", n, P, np.int16), mode="clip")
+        if out.dtype == np.int16:
+            out[...] = opt.T
+            return
         rows = self._scratch("opt_t", P, n, np.int16)
         rows[...] = opt.T
         out[...] = rows

@@ -62,6 +62,9 @@ from energyopt.pipeline.hullpath import (
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.paretoset import BATCH_ROWS, batch_evaluate
 
+#: The dtype of the default crawl's plans (``CrawlTrace.choices``): option indices.
+PLAN_DTYPE = np.int16
+
 
 def fastest_makespan(instance: PemInstance, dag: CompactDag) -> float:
     """T_min: the makespan with every computation at its fastest measured option."""
@@ -113,7 +116,7 @@ def _crawl_samples(
 ) -> _Samples:
     """:func:`crawl_plans`, with each plan's measured makespan and energy.
 
-    ``out``, when given, is where the plans go (int64, a row per sample at least);
+    ``out``, when given, is where the plans go (integers, a row per sample at least);
     the plans are then its first rows. The energies are :func:`batch_evaluate`'s
     for these plans stored by computation, as the crawl stored them
     (:meth:`ClockFitter.sums_in_order`, :func:`_last_alone`).
@@ -279,7 +282,8 @@ def exact_crawl(
     ``max_steps`` bounds the number of events. Within ``time_limit`` seconds the
     crawl stops early (events until 50 % of it), and clocks are fitted for as many
     samples as time allows (until 65 %, at least one chunk); the gap plans are added
-    only before 75 %. ``stats["stopped"]`` says when the crawl stopped early.
+    only before 75 %. ``stats["stopped"]`` says when the crawl stopped early. The
+    trace's plans are 16-bit option indices (:data:`PLAN_DTYPE`).
     """
     tick = time.perf_counter()
     if not (isinstance(tau_s, (int, float)) and math.isfinite(tau_s) and tau_s > 0):
@@ -297,9 +301,10 @@ def exact_crawl(
     )
     deadline = None if time_limit is None else tick + 0.65 * time_limit
     # One array for the crawl's plans and the gap plans after them (at most one per
-    # crawl plan): no copies of the plans to stack them.
+    # crawl plan): no copies of the plans to stack them. 16-bit option indices: a
+    # quarter of the fresh memory (ClockFitter checks that every index fits).
     samples = len(sample_times(path, float(tau_s))[0])
-    store = np.empty((2 * samples, instance.num_computations), dtype=np.int64)
+    store = np.empty((2 * samples, instance.num_computations), dtype=PLAN_DTYPE)
     got = _crawl_samples(instance, path, float(tau_s), dag=dag, deadline=deadline, out=store)
     plans, planned_T, lp_cost = got.plans, got.planned_s, got.lp_cost
     stats = {**path.stats, "tau_s": float(tau_s), "cost_model": "hull", "crawl": "exact"}

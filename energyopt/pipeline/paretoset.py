@@ -55,7 +55,9 @@ def frontier_points(
     """
     from energyopt.pipeline.dag import CompactDag
 
-    choices = np.asarray(choices, dtype=np.int64)
+    choices = np.asarray(choices)
+    if choices.dtype.kind not in "iu":  # any integer width is read as it is, not copied
+        choices = choices.astype(np.int64)
     if choices.ndim != 2 or choices.shape[1] != instance.num_computations:
         raise ValueError(
             f"choices: shape {choices.shape}, expected (points, {instance.num_computations})"

@@ -175,7 +175,22 @@ def test_crawl_scores_are_batch_evaluates_on_computation_major_plans(inst):
     T, E = batch_evaluate(inst, np.asfortranarray(got.plans), dag)
     np.testing.assert_array_equal(got.time_s, T)
     np.testing.assert_array_equal(got.energy_j, E)
-    assert got.plans.flags.c_contiguous and got.plans.dtype == np.int64
+    assert got.plans.flags.c_contiguous and got.plans.dtype == np.int64  # crawl_plans' own
+
+
+@pytest.mark.parametrize("inst", INSTANCES)
+def test_sixteen_bit_trace_plans_hold_the_same_indices(inst):
+    trace = hullcrawl.exact_crawl(inst, tau_s=1e-3)
+    assert trace.choices.dtype == hullcrawl.PLAN_DTYPE and trace.choices.flags.c_contiguous
+    dag = CompactDag(inst)
+    got = hullcrawl._crawl_samples(inst, hull_path(inst), 1e-3, dag=dag)
+    np.testing.assert_array_equal(trace.choices[: len(got.plans)], got.plans)
+    wide = trace.choices.astype(np.int64)
+    np.testing.assert_array_equal(batch_evaluate(inst, trace.choices, dag)[1][len(got.plans) :],
+                                  batch_evaluate(inst, wide, dag)[1][len(got.plans) :])  # fmt: skip
+    a = frontier_points(inst, trace.choices, times_s=trace.time_s, energies_j=trace.energy_j)
+    b = frontier_points(inst, wide, times_s=trace.time_s, energies_j=trace.energy_j)
+    assert a == b and all(type(k) is int for p in a for k in p.solution.choice)
 
 
 def test_a_last_plan_alone_in_its_chunk_is_scored_pairwise():
