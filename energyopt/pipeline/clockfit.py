@@ -10,6 +10,15 @@ sample time with *measured* times, and the rounding carries the slack of one
 computation to the next, so a chain of equal computations mixes two neighbouring
 clocks where the LP sits between them. Options are ranked by measured time,
 never by clock.
+
+Inside the fitter the computations are renumbered level by level (the DAG's depth
+levels, one after another), so that each level is one contiguous block of rows
+and every pass moves a whole level of computations and all plans with a few
+array operations (the computations of a level depend on none of each other).
+A pass that starts from a plan (every pass but the first) searches the options
+only of the computations whose next slower option fits for some plan; the others
+keep theirs. The work arrays live as long as the fitter, so that chunk after chunk
+of plans reuses the same memory.
 """
 
 from __future__ import annotations
@@ -19,12 +28,17 @@ import numpy as np
 from energyopt.pipeline.dag import CompactDag
 from energyopt.pipeline.instance import PemInstance
 
+#: A window this much (relatively) above an option's time still fits it: rounding slack.
+_FIT_RTOL = 1e-12
+
 
 class ClockFitter:
-    """Planned durations to clocks, for many plans at once (module doc, last paragraph).
+    """Planned durations to clocks, for many plans at once (module doc, last paragraphs).
 
     Arrays are laid out computations x plans, so that each computation's row is
-    contiguous: the passes go over the DAG's levels, and all plans move together.
+    contiguous. The public methods take and give computations in the instance's
+    order; the ``*_rows`` methods and the passes work in level order (``order``:
+    the computation of each row, ``rank``: the row of each computation).
     """
 
     def __init__(self, instance: PemInstance, dag: CompactDag | None = None) -> None:
@@ -32,18 +46,15 @@ class ClockFitter:
         n = dag.n
         self.n = n
         self.levels = [nodes for nodes, _ in dag.levels]
-        mp = max((len(p) for p in dag.preds), default=0)
-        ms = max((len(s) for s in dag.succs), default=0)
-        # Padded neighbour lists; row n is a sentinel (finish 0 / latest start T).
-        self.pred = np.full((n, max(mp, 1)), n, dtype=np.int64)
-        self.succ = np.full((n, max(ms, 1)), n, dtype=np.int64)
-        for v in range(n):
-            self.pred[v, : len(dag.preds[v])] = dag.preds[v]
-            self.succ[v, : len(dag.succs[v])] = dag.succs[v]
+        self.order = np.concatenate(self.levels) if n else np.zeros(0, dtype=np.int64)
+        self.rank = np.empty(n + 1, dtype=np.int64)
+        self.rank[self.order] = np.arange(n)
+        self.rank[n] = n  # the sentinel row stays the sentinel
         names = sorted(instance.tables)
         which = {nm: k for k, nm in enumerate(names)}
         self.table_of = [which[c.table] for c in instance.computations]
         self.times: list[np.ndarray] = []
+        self.energies: list[np.ndarray] = []
         self.index: list[np.ndarray] = []
         self.inverse: list[np.ndarray] = []  # option index -> Pareto position (-1: none)
         for nm in names:
@@ -51,6 +62,7 @@ class ClockFitter:
             keep, _ = tb.pareto(instance.p_blocking_w)  # fastest first, dearest first
             idx = np.asarray(keep, dtype=np.int64)
             self.times.append(np.asarray(tb.time_s, dtype=float)[idx])
+            self.energies.append(np.asarray(tb.energy_j, dtype=float)[idx])
             self.index.append(idx)
             inv = np.full(len(tb), -1, dtype=np.int64)
             inv[idx] = np.arange(len(idx))
@@ -58,11 +70,65 @@ class ClockFitter:
         tk = np.asarray(self.table_of, dtype=np.int64)
         # Computations of one table move together: one gather per table, not per node.
         self.groups = table_groups(tk, len(names))
-        # Per level: (position in the level, computation, its Pareto times) for the passes.
-        self.level_items = [
-            [(j, v, self.times[tk[v]]) for j, v in enumerate(nodes.tolist())]
-            for nodes in self.levels
+        self._flat_tables()
+        self._level_arrays(dag, tk)
+        self._work: dict[str, np.ndarray] = {}
+
+    def _flat_tables(self) -> None:
+        """Every table's Pareto times, energies and option indices in flat arrays, a row each.
+
+        Each row has at least one padding entry after the table's slowest option
+        (time ``inf``), so that "the next slower option" is always in the row.
+        """
+        self.width = max((len(t) for t in self.times), default=0) + 1
+        self.flat_times = _padded(self.times, self.width, np.inf)
+        self.flat_energies = _padded(self.energies, self.width, np.inf)
+        # Option indices fit in 16 bits (checked): plans are moved in that width.
+        self.flat_index = _padded(self.index, self.width, -1).astype(np.int16)
+        if any(len(ix) and ix.max() >= 2**15 for ix in self.index):
+            raise ValueError("ClockFitter: a table has more than 32767 options")
+        self.inv_width = max((len(t) for t in self.inverse), default=1)
+        self.flat_inverse = _padded(self.inverse, self.inv_width, -1)
+
+    def _level_arrays(self, dag: CompactDag, tk: np.ndarray) -> None:
+        """Neighbours, tables and per-level slices in level order (the passes' layout)."""
+        n = self.n
+        mp = max((len(p) for p in dag.preds), default=0)
+        ms = max((len(s) for s in dag.succs), default=0)
+        # Padded neighbour lists in rows; row n is a sentinel (finish 0 / latest start T).
+        pred = np.full((n + 1, max(mp, 1)), n, dtype=np.int64)
+        succ = np.full((n + 1, max(ms, 1)), n, dtype=np.int64)
+        for v in range(n):
+            pred[v, : len(dag.preds[v])] = dag.preds[v]
+            succ[v, : len(dag.succs[v])] = dag.succs[v]
+        pred, succ = self.rank[pred[self.order]], self.rank[succ[self.order]]
+        self.row_table = tk[self.order]
+        self.row_offset = (self.row_table * self.width)[:, None]  # each row's start, flat
+        self.table_offset = (tk * self.width)[:, None]  # the same in the instance's order
+        ends = np.cumsum([len(nodes) for nodes in self.levels], dtype=np.int64)
+        # Per level: its rows, neighbours, offsets into the flat tables and Pareto times.
+        self.spans = [
+            (
+                slice(lo, hi),
+                pred[lo:hi],
+                succ[lo:hi],
+                self.row_offset[lo:hi],
+                [self.times[k] for k in self.row_table[lo:hi].tolist()],
+            )
+            for lo, hi in zip([0, *ends[:-1].tolist()], ends.tolist())
         ]
+
+    def _scratch(self, name: str, rows: int, cols: int, dtype=float) -> np.ndarray:
+        """Work array ``name`` (rows x cols, C order, contents undefined), kept between calls.
+
+        Valid until the next call that uses the same name: the memory is reused
+        chunk after chunk instead of fresh pages each time.
+        """
+        size = rows * cols
+        buf = self._work.get(name)
+        if buf is None or buf.size < size or buf.dtype != dtype:
+            buf = self._work[name] = np.empty(size, dtype=dtype)
+        return buf[:size].reshape(rows, cols)
 
     def fit(
         self,
@@ -83,18 +149,32 @@ class ClockFitter:
         computation the slack the plan itself leaves it. Map the result to option
         indices with :meth:`options`.
         """
+        pos, _ = self.fit_rows(np.take(durations_s, self.order, axis=0), cap_s, passes)
+        return pos[self.rank[: self.n]]
+
+    def fit_rows(
+        self,
+        durations_s: np.ndarray,
+        cap_s: np.ndarray | None = None,
+        passes: int = 2,
+        guess: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`fit` with computations in level order (rows ``order``), in and out.
+
+        ``guess``: Pareto positions the first pass likely picks (any positions will
+        do; they only save searches where right). Returns the Pareto positions and
+        their measured times (s): work arrays, valid until the fitter's next call.
+        """
         n, P = durations_s.shape
-        fin = np.zeros((n + 1, P))
-        for nodes in self.levels:
-            fin[nodes] = fin[self.pred[nodes]].max(axis=1) + durations_s[nodes]
-        T = fin[:n].max(axis=0)
+        T = self.makespans_rows(durations_s)
         if cap_s is not None:
             T = np.minimum(T, cap_s)
-        pos = np.zeros((n, P), dtype=np.int64)
-        t = np.zeros((n, P))
-        es = np.empty((n, P))
-        self._forward(pos, t, self._latest_finish(durations_s, T), T, es_out=es)
-        return self.relax(pos, T, passes - 1, t, es)
+        pos = self._scratch("pos", n, P, np.int64)
+        t = self._scratch("t", n, P)
+        es = self._scratch("es", n, P)
+        lf = self._latest_finish(durations_s, T)
+        self._forward(pos, t, lf, T, es_out=es, guess=guess)
+        return self._relax(pos, T, passes - 1, t, es)[:2]
 
     def relax(
         self,
@@ -112,22 +192,105 @@ class ClockFitter:
         never a faster one, so each pass keeps the plan within ``T``. ``t`` and
         ``es``, when given, are the plan's durations and earliest starts.
         """
+        r = self.order
+        got = self._relax(
+            pos[r], T, passes, None if t is None else t[r], None if es is None else es[r]
+        )
+        pos[r] = got[0]
+        return pos
+
+    def _relax(
+        self,
+        pos: np.ndarray,
+        T: np.ndarray,
+        passes: int,
+        t: np.ndarray | None = None,
+        es: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """:meth:`relax` in level order: the positions, their times (s) and, when the
+        last pass ran forwards, the plans' makespans."""
         if t is None:
-            t = self.times_of(pos)
+            t = self._times_rows(pos)
+        span = None
         for k in range(passes):
             if k % 2 == 0:
                 self._backward(pos, t, T, es)
-                es = None  # the backward pass changed the durations
+                es, span = None, None  # the backward pass changed the durations
             else:
-                es = np.empty(pos.shape)
-                self._forward(pos, t, self._latest_finish(t, T), T, floor=True, es_out=es)
+                es = self._scratch("es", *pos.shape)
+                lf = self._latest_finish(t, T)
+                span = self._forward(pos, t, lf, T, floor=True, es_out=es)
+        return pos, t, span
+
+    def relax_options(self, plans: np.ndarray, T: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """:meth:`relax` (two passes) for plans as rows of option indices.
+
+        Writes the new plans' rows into ``out`` and returns their makespans (s).
+        """
+        pos, _, span = self._relax(self.positions_rows(plans), T, 2)
+        self.option_rows(pos, out)
+        return span
+
+    def makespans_rows(self, durations_s: np.ndarray) -> np.ndarray:
+        """Makespan of each plan (column) of durations in level order."""
+        n, P = durations_s.shape
+        fin = self._scratch("fin", n + 1, P)
+        fin[n] = 0.0
+        for rows, pred, *_ in self.spans:
+            np.add(fin[pred].max(axis=1), durations_s[rows], out=fin[rows])
+        return fin[:n].max(axis=0)
+
+    def sums_in_order(self, pos: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per plan, the option energies (J) and times (s) of level-order positions, summed.
+
+        The sums run over the computations in the instance's order, one after
+        another (:func:`sum_in_order`).
+        """
+        n, P = pos.shape
+        rk = self.rank[:n]
+        idx = self._scratch("idx", n, P, np.int64)
+        np.add(np.take(pos, rk, axis=0), self.table_offset, out=idx)
+        e = np.take(self.flat_energies, idx, out=self._scratch("e", n, P), mode="clip")
+        return sum_in_order(e), sum_in_order(np.take(t, rk, axis=0, out=self._scratch("e", n, P)))
+
+    def positions_rows(self, plans: np.ndarray) -> np.ndarray:
+        """Pareto positions in level order (computations x plans) of rows of option indices."""
+        P, n = plans.shape
+        idx = self._scratch("idx", n, P, np.int64)
+        np.add(
+            np.take(plans, self.order, axis=1).T, self.row_table[:, None] * self.inv_width, out=idx
+        )
+        pos = np.take(self.flat_inverse, idx, out=self._scratch("pos", n, P, np.int64), mode="clip")
+        if np.any(pos < 0):
+            raise ValueError("positions: a plan uses an option that is not Pareto-optimal")
         return pos
 
+    def option_rows(self, pos: np.ndarray, out: np.ndarray) -> None:
+        """Option indices of level-order positions, written as rows of plans into ``out``.
+
+        The transposition runs on 16-bit indices (a quarter of the memory traffic).
+        """
+        n, P = pos.shape
+        idx = self._scratch("idx", n, P, np.int64)
+        np.add(np.take(pos, self.rank[:n], axis=0), self.table_offset, out=idx)
+        opt = np.take(self.flat_index, idx, out=self._scratch("opt", n, P, np.int16), mode="clip")
+        if out.dtype == np.int16:
+            out[...] = opt.T
+            return
+        rows = self._scratch("opt_t", P, n, np.int16)
+        rows[...] = opt.T
+        out[...] = rows
+
     def times_of(self, pos: np.ndarray) -> np.ndarray:
+        """Measured times (s) of Pareto positions (computations x plans)."""
         t = np.empty(pos.shape)
         for kt, rows in self.groups:
             t[rows] = self.times[kt][pos[rows]]
         return t
+
+    def _times_rows(self, pos: np.ndarray) -> np.ndarray:
+        t = self._scratch("t", *pos.shape)
+        return np.take(self.flat_times, pos + self.row_offset, out=t, mode="clip")
 
     def options(self, pos: np.ndarray) -> np.ndarray:
         """Option indices (into the instance's tables) of Pareto positions."""
@@ -147,12 +310,12 @@ class ClockFitter:
 
     def _latest_finish(self, durations: np.ndarray, T: np.ndarray) -> np.ndarray:
         n, P = durations.shape
-        start = np.empty((n + 1, P))
+        start = self._scratch("start", n + 1, P)
         start[n] = T
-        lf = np.empty((n, P))
-        for nodes in reversed(self.levels):
-            lf[nodes] = np.minimum(start[self.succ[nodes]].min(axis=1), T)
-            start[nodes] = lf[nodes] - durations[nodes]
+        lf = self._scratch("lf", n, P)
+        for rows, _, succ, *_ in reversed(self.spans):
+            np.minimum(start[succ].min(axis=1), T, out=lf[rows])
+            np.subtract(lf[rows], durations[rows], out=start[rows])
         return lf
 
     def _forward(
@@ -163,22 +326,29 @@ class ClockFitter:
         T: np.ndarray,
         floor: bool = False,
         es_out: np.ndarray | None = None,
-    ) -> None:
+        guess: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Earliest-first pass: each computation the slowest option ending by ``lf``.
 
-        The earliest starts of the new plan go to ``es_out`` when given.
+        With ``floor``, never faster than its option in ``pos`` (``t`` its times);
+        otherwise ``guess`` (when given) are the positions to try first. The
+        earliest starts of the new plan go to ``es_out`` when given; returns the
+        new plans' makespans.
         """
         n, P = pos.shape
-        fin = np.zeros((n + 1, P))
-        room = np.empty(P)
-        for nodes, items in zip(self.levels, self.level_items):
-            es = fin[self.pred[nodes]].max(axis=1)
-            for j, v, tv in items:
-                np.subtract(lf[v], es[j], out=room)
-                _slowest_fitting(tv, room, pos[v] if floor else 0, pos[v], t[v])
-            fin[nodes] = es + t[nodes]
+        fin = self._scratch("fin", n + 1, P)
+        fin[n] = 0.0
+        if guess is not None and not floor:
+            pos[...] = guess
+        pick = _slower_fitting if floor else _slowest_fitting if guess is None else _guessed_fitting
+        for rows, pred, _, off, tv in self.spans:
+            es = fin[pred].max(axis=1)
+            room = lf[rows] - es
+            pick(tv, self.flat_times, off, room, pos[rows], t[rows])
+            np.add(es, t[rows], out=fin[rows])
             if es_out is not None:
-                es_out[nodes] = es
+                es_out[rows] = es
+        return fin[:n].max(axis=0)
 
     def _backward(
         self, pos: np.ndarray, t: np.ndarray, T: np.ndarray, es: np.ndarray | None = None
@@ -189,20 +359,19 @@ class ClockFitter:
         """
         n, P = pos.shape
         if es is None:
-            fin = np.zeros((n + 1, P))
-            es = np.empty((n, P))
-            for nodes in self.levels:
-                es[nodes] = fin[self.pred[nodes]].max(axis=1)
-                fin[nodes] = es[nodes] + t[nodes]
-        start = np.empty((n + 1, P))
+            fin = self._scratch("fin", n + 1, P)
+            fin[n] = 0.0
+            es = self._scratch("es", n, P)
+            for rows, pred, *_ in self.spans:
+                es[rows] = fin[pred].max(axis=1)
+                np.add(es[rows], t[rows], out=fin[rows])
+        start = self._scratch("start", n + 1, P)
         start[n] = T
-        room = np.empty(P)
-        for nodes, items in zip(reversed(self.levels), reversed(self.level_items)):
-            lf = np.minimum(start[self.succ[nodes]].min(axis=1), T)
-            for j, v, tv in items:
-                np.subtract(lf[j], es[v], out=room)
-                _slowest_fitting(tv, room, pos[v], pos[v], t[v])
-            start[nodes] = lf - t[nodes]
+        for rows, _, succ, off, tv in reversed(self.spans):
+            lf = np.minimum(start[succ].min(axis=1), T)
+            room = lf - es[rows]
+            _slower_fitting(tv, self.flat_times, off, room, pos[rows], t[rows])
+            np.subtract(lf, t[rows], out=start[rows])
 
 
 def table_groups(table_of: np.ndarray, num_tables: int) -> list[tuple[int, np.ndarray]]:
@@ -211,18 +380,90 @@ def table_groups(table_of: np.ndarray, num_tables: int) -> list[tuple[int, np.nd
     return [(k, rows) for k, rows in groups if len(rows)]
 
 
+def sum_in_order(x: np.ndarray) -> np.ndarray:
+    """Column sums of ``x``, adding row after row (never numpy's pairwise summation)."""
+    if x.shape[1] == 1:  # numpy would sum a single column pairwise
+        return np.cumsum(x[:, 0])[-1:] if len(x) else np.zeros(1)
+    return x.sum(axis=0)
+
+
+def _padded(arrays: list[np.ndarray], width: int, fill) -> np.ndarray:
+    """The arrays one after another, each padded with ``fill`` to ``width``: one flat array."""
+    out = np.full((len(arrays), width), fill, dtype=arrays[0].dtype if arrays else float)
+    for k, a in enumerate(arrays):
+        out[k, : len(a)] = a
+    return out.ravel()
+
+
 def _slowest_fitting(
-    times: np.ndarray, room: np.ndarray, floor, pos_out: np.ndarray, t_out: np.ndarray
+    times: list[np.ndarray],
+    flat_times: np.ndarray,
+    offset: np.ndarray,
+    room: np.ndarray,
+    pos_out: np.ndarray,
+    t_out: np.ndarray,
 ) -> None:
     """Pareto position (fastest first) of the slowest option within ``room``, per plan.
 
-    A slower Pareto option is cheaper in effective energy, so this is also the
-    cheapest that fits; never below ``floor`` (the fastest is the fallback). Writes
-    into the rows ``pos_out`` and ``t_out`` (views, plain integer indexing): the
-    passes call this once per computation, so it makes no temporary copies.
+    One level of computations (rows) at once: ``times`` holds each row's Pareto
+    times, ``offset`` each row's start in ``flat_times``. A slower Pareto option is
+    cheaper in effective energy, so this is also the cheapest that fits; the
+    fastest is the fallback. Writes into ``pos_out`` and ``t_out``; ``room`` is
+    scaled in place.
     """
-    room *= 1 + 1e-12
-    p = times.searchsorted(room, side="right")
-    p -= 1
-    np.maximum(p, floor, out=pos_out)
-    np.take(times, pos_out, out=t_out)
+    room *= 1 + _FIT_RTOL
+    for j, tv in enumerate(times):
+        pos_out[j] = tv.searchsorted(room[j], side="right")
+    pos_out -= 1
+    np.maximum(pos_out, 0, out=pos_out)
+    # mode="clip": with "raise" numpy copies through a buffer; every index is in range.
+    np.take(flat_times, pos_out + offset, out=t_out, mode="clip")
+
+
+def _guessed_fitting(
+    times: list[np.ndarray],
+    flat_times: np.ndarray,
+    offset: np.ndarray,
+    room: np.ndarray,
+    pos: np.ndarray,
+    t: np.ndarray,
+) -> None:
+    """:func:`_slowest_fitting`, trying the positions in ``pos`` first.
+
+    A guess is right where its option fits and the next slower one does not;
+    only the rows where some guess is wrong are searched. Writes ``pos``, ``t``.
+    """
+    room *= 1 + _FIT_RTOL
+    at = pos + offset
+    np.take(flat_times, at, out=t, mode="clip")
+    at += 1
+    right = t <= room
+    right &= room < np.take(flat_times, at, mode="clip")
+    for j in np.flatnonzero(~right.all(axis=1)).tolist():
+        p = times[j].searchsorted(room[j], side="right")
+        p -= 1
+        np.maximum(p, 0, out=pos[j])
+        np.take(times[j], pos[j], out=t[j], mode="clip")
+
+
+def _slower_fitting(
+    times: list[np.ndarray],
+    flat_times: np.ndarray,
+    offset: np.ndarray,
+    room: np.ndarray,
+    pos: np.ndarray,
+    t: np.ndarray,
+) -> None:
+    """:func:`_slowest_fitting`, never below the current positions ``pos`` (times ``t``).
+
+    Updates ``pos`` and ``t`` in place. A position moves only where the next
+    slower option fits (``room`` is finite), so only the rows where that happens
+    for some plan are searched; the others keep their options and times.
+    """
+    room *= 1 + _FIT_RTOL
+    nxt = np.take(flat_times, pos + (offset + 1), mode="clip")
+    for j in np.flatnonzero((nxt <= room).any(axis=1)).tolist():
+        p = times[j].searchsorted(room[j], side="right")
+        p -= 1
+        np.maximum(p, pos[j], out=pos[j])
+        np.take(times[j], pos[j], out=t[j], mode="clip")

@@ -41,6 +41,7 @@ clocks and adds the plans between neighbouring frontier points.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 
@@ -55,12 +56,14 @@ from energyopt.pipeline.hullpath import (
     HullPath,
     _Hulls,
     event_durations,
-    exact_seconds,
     hull_path,
     sample_times,
 )
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.paretoset import batch_evaluate
+from energyopt.pipeline.paretoset import BATCH_ROWS, batch_evaluate
+
+#: The dtype of the default crawl's plans (``CrawlTrace.choices``): option indices.
+PLAN_DTYPE = np.int16
 
 
 def fastest_makespan(instance: PemInstance, dag: CompactDag) -> float:
@@ -85,39 +88,180 @@ def crawl_plans(
     hull LP's effective energy at them (J). Stops adding chunks of plans after
     ``deadline`` (a ``time.perf_counter`` value).
     """
+    got = _crawl_samples(instance, path, tau_s, chunk=chunk, dag=dag, deadline=deadline)
+    return got.plans, got.planned_s, got.lp_cost
+
+
+@dataclasses.dataclass
+class _Samples:
+    """The crawl's plans with their planned and measured scores (:func:`_crawl_samples`)."""
+
+    plans: np.ndarray
+    planned_s: np.ndarray
+    lp_cost: np.ndarray
+    time_s: np.ndarray
+    energy_j: np.ndarray
+    fitter: ClockFitter
+
+
+def _crawl_samples(
+    instance: PemInstance,
+    path: HullPath,
+    tau_s: float,
+    *,
+    chunk: int = 1024,
+    dag: CompactDag | None = None,
+    deadline: float | None = None,
+    out: np.ndarray | None = None,
+) -> _Samples:
+    """:func:`crawl_plans`, with each plan's measured makespan and energy.
+
+    ``out``, when given, is where the plans go (integers, a row per sample at least);
+    the plans are then its first rows. The energies are :func:`batch_evaluate`'s
+    for these plans stored by computation, as the crawl stored them
+    (:meth:`ClockFitter.sums_in_order`, :func:`_last_alone`).
+    """
     dag = dag if dag is not None else CompactDag(instance)
     k, T_q = sample_times(path, tau_s)
     fitter = ClockFitter(instance, dag)
+    table_rows = _TableRows(path.hulls, fitter)
     t_min = fastest_makespan(instance, dag)
     last = len(path.L) - 1 if path.stats["stopped"].startswith("no finite") else -1
-    rows, lp_cost = [], []
-    d_k = path.d0.copy()
-    k_at = 0  # d_k: durations at the start of event k_at
+    plans = out if out is not None else np.empty((len(k), instance.num_computations), np.int64)
+    lp_cost, T_meas, E_meas, done = [], [], [], 0
+    d_k, k_at, starts = path.d0, 0, None  # d_k: durations at the start of event k_at
     for lo in range(0, len(k), chunk):
-        if deadline is not None and rows and time.perf_counter() > deadline:
+        if deadline is not None and done and time.perf_counter() > deadline:
             break
         kk, tq = k[lo : lo + chunk], T_q[lo : lo + chunk]
         k0, k1 = int(kk[0]), int(kk[-1]) + 1
-        if k0 > k_at:
-            d_k = d_k + path.delta[k_at:k0] @ path.rate[k_at:k0].astype(np.int64)
-            k_at = k0
+        d_k, k_at = _durations_at(path, k0, k_at, d_k, starts), k0
         starts = event_durations(path, k0, k1, d_k)  # events k0 .. k1 - 1
-        rel = kk - k0
-        dq = starts[rel].T + (path.L[kk] - tq)[None, :] * path.rate[kk].T.astype(np.int64)
+        dq = _sample_quanta(path, starts, kk, tq, table_rows.order)
+        ds, cost, guess = _seconds_and_cost(path, dq, table_rows)
         cap = np.where(kk == last, t_min, np.inf)
-        rows.append(fitter.options(fitter.fit(exact_seconds(path, dq), cap)).T)
-        lp_cost.append(_hull_cost(path.hulls, dq))
-    plans = np.vstack(rows) if rows else np.zeros((0, instance.num_computations), dtype=np.int64)
-    cost = np.concatenate(lp_cost) if lp_cost else np.zeros(0)
-    return plans, T_q[: len(plans)] * path.quantum_s, cost
+        pos, t = fitter.fit_rows(ds, cap, guess=guess)
+        fitter.option_rows(pos, plans[lo : lo + len(kk)])
+        lp_cost.append(cost)
+        T_meas.append(fitter.makespans_rows(t))
+        e_sum, t_sum = fitter.sums_in_order(pos, t)
+        E_meas.append(e_sum + instance.p_blocking_w * (instance.num_stages * T_meas[-1] - t_sum))
+        done = lo + len(kk)
+    got = _Samples(
+        plans[:done], T_q[:done] * path.quantum_s, *map(_joined, (lp_cost, T_meas, E_meas)), fitter
+    )
+    _last_alone(instance, dag, got)
+    return got
 
 
-def _hull_cost(hulls: _Hulls, dq: np.ndarray) -> np.ndarray:
-    """Hull effective energy of durations ``dq`` (computations x plans), summed per plan."""
-    out = np.zeros(dq.shape[1])
-    for kt, rows in hulls.groups:
-        out += np.interp(dq[rows], hulls.q[kt], hulls.vc[kt]).sum(axis=0)
-    return out
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _last_alone(instance: PemInstance, dag: CompactDag, got: _Samples) -> None:
+    """Rescore the last plan when :func:`batch_evaluate` gives it a chunk of its own.
+
+    A single plan is one contiguous row however the plans are stored, so numpy
+    sums it pairwise, not term after term (:func:`batch_evaluate`).
+    """
+    if len(got.plans) % BATCH_ROWS == 1:
+        T, E = batch_evaluate(instance, got.plans[-1:], dag)
+        got.time_s[-1], got.energy_j[-1] = T[0], E[0]
+
+
+def _durations_at(
+    path: HullPath, k0: int, k_at: int, d_k: np.ndarray, starts: np.ndarray | None
+) -> np.ndarray:
+    """Durations (quanta) at the start of event ``k0 >= k_at``.
+
+    ``d_k`` are those at event ``k_at``; ``starts``, when given, those at the
+    events from ``k_at`` on (the last chunk's), so that only the events past them
+    are added up (integers: exact in any order).
+    """
+    if k0 == k_at:
+        return d_k
+    if starts is not None:
+        if k0 - k_at < len(starts):
+            return starts[k0 - k_at]
+        d_k, k_at = starts[-1], k_at + len(starts) - 1
+    return d_k + path.delta[k_at:k0] @ path.rate[k_at:k0].astype(np.int64)
+
+
+def _sample_quanta(
+    path: HullPath, starts: np.ndarray, kk: np.ndarray, tq: np.ndarray, order: np.ndarray
+) -> np.ndarray:
+    """The LP's durations (quanta) at sample makespans ``tq`` of events ``kk``.
+
+    Computations x samples, computations in ``order``.
+    ``starts`` holds the durations at the starts of events ``kk[0]`` on. The
+    events' rows are turned computation-major first (fewer than the samples),
+    then each computation's row gathers its samples.
+    """
+    k0 = int(kk[0])
+    rel = kk - k0
+    by_row = np.take(starts, order, axis=1).T.copy()
+    rate = np.take(path.rate[k0 : k0 + len(starts)], order, axis=1).T.copy()
+    dq = np.take(by_row, rel, axis=1)
+    dq += np.take(rate, rel, axis=1) * (path.L[kk] - tq)
+    return dq
+
+
+class _TableRows:
+    """The computations grouped by table (each group's rows ascending), for the LP's side.
+
+    The hull lookups of a table then work on one block of rows; ``to_levels``
+    takes such arrays to the fitter's level order. ``guess[kt][j]`` is the Pareto
+    position of hull vertex j's option (the slowest option within its time), a
+    first guess of the option the fitter picks for a duration at that vertex.
+    """
+
+    def __init__(self, hulls: _Hulls, fitter: ClockFitter) -> None:
+        self.order = np.concatenate([rows for _, rows in hulls.groups])
+        ends = np.cumsum([len(rows) for _, rows in hulls.groups]).tolist()
+        self.blocks = [
+            (kt, slice(lo, hi)) for (kt, _), lo, hi in zip(hulls.groups, [0, *ends[:-1]], ends)
+        ]
+        where = np.empty(len(self.order), dtype=np.int64)
+        where[self.order] = np.arange(len(self.order))
+        self.to_levels = where[fitter.order]
+        self.guess = [
+            np.maximum(fitter.times[kt].searchsorted(hulls.exact[kt], side="right") - 1, 0)
+            for kt in range(len(hulls.q))
+        ]
+
+
+def _seconds_and_cost(
+    path: HullPath, dq: np.ndarray, rows: _TableRows
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Durations ``dq`` (quanta, computations in ``rows.order``) in seconds, their hull
+    effective energy summed per plan, and a guess of each one's Pareto position.
+
+    A duration at a hull vertex is that vertex's exact time rather than its
+    rounded-up quanta (as :func:`~energyopt.pipeline.hullpath.exact_seconds`); the
+    energy sums each table's computations in the instance's order, table after
+    table (the plans' LP cost). Nearly every duration sits at a vertex, where the
+    hull's value is the vertex's own (``np.interp`` at ``x = xp[j]`` gives
+    ``fp[j]`` exactly), so only the others are interpolated. Seconds and guesses
+    come in the fitter's level order.
+    """
+    h = path.hulls
+    ds = np.empty(dq.shape)
+    guess = np.empty(dq.shape, dtype=np.int64)
+    cost = np.zeros(dq.shape[1])
+    for kt, block in rows.blocks:
+        vals = dq[block]
+        q = h.q[kt]
+        at = np.searchsorted(q, vals)
+        np.minimum(at, len(q) - 1, out=at)
+        hit = q[at] == vals
+        np.copyto(ds[block], h.exact[kt][at])
+        off = ~hit
+        ds[block][off] = vals[off] * path.quantum_s
+        vc = h.vc[kt][at]
+        vc[off] = np.interp(vals[off], q, h.vc[kt])
+        cost += vc.sum(axis=0)
+        np.take(rows.guess[kt], at, out=guess[block])
+    return np.take(ds, rows.to_levels, axis=0), cost, np.take(guess, rows.to_levels, axis=0)
 
 
 def _early(stopped: str) -> bool:
@@ -138,7 +282,8 @@ def exact_crawl(
     ``max_steps`` bounds the number of events. Within ``time_limit`` seconds the
     crawl stops early (events until 50 % of it), and clocks are fitted for as many
     samples as time allows (until 65 %, at least one chunk); the gap plans are added
-    only before 75 %. ``stats["stopped"]`` says when the crawl stopped early.
+    only before 75 %. ``stats["stopped"]`` says when the crawl stopped early. The
+    trace's plans are 16-bit option indices (:data:`PLAN_DTYPE`).
     """
     tick = time.perf_counter()
     if not (isinstance(tau_s, (int, float)) and math.isfinite(tau_s) and tau_s > 0):
@@ -155,25 +300,29 @@ def exact_crawl(
         progress=progress,
     )
     deadline = None if time_limit is None else tick + 0.65 * time_limit
-    plans, planned_T, lp_cost = crawl_plans(
-        instance, path, float(tau_s), dag=dag, deadline=deadline
-    )
+    # One array for the crawl's plans and the gap plans after them (at most one per
+    # crawl plan): no copies of the plans to stack them. 16-bit option indices: a
+    # quarter of the fresh memory (ClockFitter checks that every index fits).
+    samples = len(sample_times(path, float(tau_s))[0])
+    store = np.empty((2 * samples, instance.num_computations), dtype=PLAN_DTYPE)
+    got = _crawl_samples(instance, path, float(tau_s), dag=dag, deadline=deadline, out=store)
+    plans, planned_T, lp_cost = got.plans, got.planned_s, got.lp_cost
     stats = {**path.stats, "tau_s": float(tau_s), "cost_model": "hull", "crawl": "exact"}
     if stats["stopped"].startswith("time_limit"):
         stats["stopped"] = f"time_limit={time_limit}"  # the caller's limit, not the events'
     stats["steps"] = stats["events"]
     stats["samples"] = len(plans)
-    if len(plans) < len(sample_times(path, float(tau_s))[0]) and not stats["stopped"]:
+    if len(plans) < samples and not stats["stopped"]:
         stats["stopped"] = f"time_limit={time_limit}"
-    T_meas, E_meas = batch_evaluate(instance, plans, dag)
+    T_meas, E_meas = got.time_s, got.energy_j
     planned_E = lp_cost + instance.p_blocking_w * instance.num_stages * planned_T
     late = time_limit is not None and time.perf_counter() - tick > 0.75 * time_limit
     if not _early(stats["stopped"]) and not late:
-        rows, target = gap_plans(instance, ClockFitter(instance, dag), plans, T_meas, E_meas)
-        # One copy of all the plans, not one for the gap plans and another for the union.
-        plans, n_crawl = np.vstack([plans, *rows]), len(plans)
+        n_crawl = len(plans)
+        target, spans = _relaxed_gaps(instance, got.fitter, plans, T_meas, E_meas, store[n_crawl:])
+        plans = store[: n_crawl + len(target)]
         extra = plans[n_crawl:]
-        T_x, E_x = batch_evaluate(instance, extra, dag)
+        T_x, E_x = batch_evaluate(instance, extra, dag, makespans_s=spans)
         planned_T = np.concatenate([planned_T, target])
         planned_E = np.concatenate([planned_E, np.full(len(extra), np.nan)])
         T_meas, E_meas = np.concatenate([T_meas, T_x]), np.concatenate([E_meas, E_x])
@@ -195,18 +344,34 @@ def gap_plans(
     Between the makespans ``m_k < m_(k+1)`` of two neighbouring frontier points the
     frontier's energy is point k's plus blocking; point k's plan, given the slack
     up to just below ``m_(k+1)`` (:meth:`ClockFitter.relax`), is never worse there
-    and often better. Returns the new plans in chunks (plans x computations, not yet
-    stacked) and the times they were relaxed to.
+    and often better. Returns the new plans (plans x computations, in one chunk)
+    and the times they were relaxed to.
     """
+    out = np.empty(plans.shape, dtype=np.int64)
+    target, _ = _relaxed_gaps(instance, fitter, plans, T_s, E_j, out, chunk)
+    return ([out[: len(target)]] if len(target) else []), target
+
+
+def _relaxed_gaps(
+    instance: PemInstance,
+    fitter: ClockFitter,
+    plans: np.ndarray,
+    T_s: np.ndarray,
+    E_j: np.ndarray,
+    out: np.ndarray,
+    chunk: int = 1024,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`gap_plans` into the first rows of ``out``: the targets and the new makespans."""
     from energyopt.pipeline.paretoset import pareto_indices
 
     C = E_j - instance.p_blocking_w * instance.num_stages * T_s
     keep = pareto_indices(T_s, C)
     if len(keep) < 2:
-        return [], T_s[:0]
+        return T_s[:0], T_s[:0]
     target = T_s[keep[1:]] * (1 - 1e-12)
-    rows = []
-    for lo in range(0, len(keep) - 1, chunk):
-        pos = fitter.positions(plans[keep[:-1][lo : lo + chunk]].T)
-        rows.append(fitter.options(fitter.relax(pos, target[lo : lo + chunk])).T)
-    return rows, target
+    m = len(keep) - 1
+    spans = np.empty(m)
+    for lo in range(0, m, chunk):
+        hi = min(lo + chunk, m)
+        spans[lo:hi] = fitter.relax_options(plans[keep[lo:hi]], target[lo:hi], out[lo:hi])
+    return target, spans

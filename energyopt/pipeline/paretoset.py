@@ -55,7 +55,9 @@ def frontier_points(
     """
     from energyopt.pipeline.dag import CompactDag
 
-    choices = np.asarray(choices, dtype=np.int64)
+    choices = np.asarray(choices)
+    if choices.dtype.kind not in "iu":  # any integer width is read as it is, not copied
+        choices = choices.astype(np.int64)
     if choices.ndim != 2 or choices.shape[1] != instance.num_computations:
         raise ValueError(
             f"choices: shape {choices.shape}, expected (points, {instance.num_computations})"
@@ -67,20 +69,49 @@ def frontier_points(
     C = E - instance.p_blocking_w * instance.num_stages * T
     keep = pareto_indices(T, C)
     if verify:
-        # The evaluator's own batch scoring (independent of the crawl's CompactDag).
-        ev = evaluate_many(instance, choices[keep], None)
-        T, E = np.empty_like(T), np.empty_like(E)
-        T[keep], E[keep] = ev.iteration_time_s, ev.energy_j
+        T, E = _verified(instance, choices, keep, T, E)
     return tuple(
-        FrontierPoint(float(T[k]), float(E[k]), PemSolution(tuple(choices[k].tolist())))
-        for k in keep
+        FrontierPoint(t, e, PemSolution(tuple(choices[k].tolist())))
+        for k, t, e in zip(keep.tolist(), T[keep].tolist(), E[keep].tolist())
     )
 
 
-def batch_evaluate(
-    instance: PemInstance, choices: np.ndarray, dag
+def _verified(
+    instance: PemInstance, choices: np.ndarray, keep: np.ndarray, T: np.ndarray, E: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Makespans and energies (blocking up to the makespan) of many plans at once."""
+    """The evaluator's own batch scores of the plans ``keep`` (the others' are left unset).
+
+    The evaluator's batch scoring is independent of the crawl's ``CompactDag``. It
+    gets the plans in chunks of its own chunk size, so the copies of the kept plans
+    are small and reused rather than one large fresh array (same scores: each plan
+    is scored on its own).
+    """
+    T, E = np.empty_like(T), np.empty_like(E)
+    for lo in range(0, len(keep), _EVALUATOR_CHUNK):
+        rows = keep[lo : lo + _EVALUATOR_CHUNK]
+        ev = evaluate_many(instance, np.take(choices, rows, axis=0), None)
+        T[rows], E[rows] = ev.iteration_time_s, ev.energy_j
+    return T, E
+
+
+#: Plans per call of the evaluator in :func:`frontier_points` (``evaluate_many``'s chunk).
+_EVALUATOR_CHUNK = 1024
+
+
+#: Plans per chunk of :func:`batch_evaluate` (keeps the matrices small).
+BATCH_ROWS = 512
+
+
+def batch_evaluate(
+    instance: PemInstance, choices: np.ndarray, dag, makespans_s: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Makespans and energies (blocking up to the makespan) of many plans at once.
+
+    ``makespans_s``: the plans' makespans when already known (the same recurrence).
+    The energies sum each plan's options as numpy sums its row: pairwise where the
+    rows are contiguous (C order), term after term where ``choices`` is stored by
+    computation (a transposed array): the last bits of the sum follow that layout.
+    """
     names = sorted(instance.tables)
     which = {nm: k for k, nm in enumerate(names)}
     tab = np.asarray([which[c.table] for c in instance.computations])
@@ -94,13 +125,18 @@ def batch_evaluate(
     S, pb = instance.num_stages, instance.p_blocking_w
     T = np.zeros(len(choices))
     E = np.zeros(len(choices))
-    for lo in range(0, len(choices), 512):  # chunks keep the matrices small
-        ch = choices[lo : lo + 512]
-        times = t_opt[tab[None, :], ch]
-        T[lo : lo + 512] = dag.makespans(times)
-        E[lo : lo + 512] = e_opt[tab[None, :], ch].sum(axis=1) + pb * (
-            S * T[lo : lo + 512] - times.sum(axis=1)
-        )
+    rows = choices.flags.c_contiguous
+    base = tab * width
+    for lo in range(0, len(choices), BATCH_ROWS):  # chunks keep the matrices small
+        hi = lo + BATCH_ROWS
+        ch = choices[lo:hi]
+        if rows:  # one flat gather; the result is C-ordered as the 2-D gather's would be
+            idx = ch + base
+            times, energies = np.take(t_opt, idx), np.take(e_opt, idx)
+        else:
+            times, energies = t_opt[tab[None, :], ch], e_opt[tab[None, :], ch]
+        T[lo:hi] = dag.makespans(times) if makespans_s is None else makespans_s[lo:hi]
+        E[lo:hi] = energies.sum(axis=1) + pb * (S * T[lo:hi] - times.sum(axis=1))
     return T, E
 
 
