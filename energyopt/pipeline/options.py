@@ -17,6 +17,9 @@ from energyopt.core.instance import InstanceError
 MAX_TIME_S = 3600.0
 MAX_ENERGY_J = 1e7
 MAX_CLOCK_MHZ = 100_000
+#: The most options of one table: a GPU has a few hundred SM clocks at most. The crawl
+#: moves plans as 16-bit option indices, so this also keeps every index in range.
+MAX_OPTIONS = 10_000
 
 
 def _clock(field: str, value: Any) -> int | None:
@@ -40,6 +43,8 @@ class OptionTable:
         n = len(self.time_s)
         if n == 0:
             raise InstanceError(f"{where}: empty option set")
+        if n > MAX_OPTIONS:
+            raise InstanceError(f"{where}: {n} options, more than {MAX_OPTIONS}")
         if len(self.energy_j) != n or len(self.sm_clock_mhz) != n:
             raise InstanceError(
                 f"{where}: sm_clock_mhz, time_s and energy_j have different lengths "
@@ -64,7 +69,7 @@ class OptionTable:
         def col(name: str, conv: Any) -> tuple:
             if name not in data:
                 raise InstanceError(f"{where}: missing field {name!r}")
-            vals = V.sequence(f"{where}.{name}", data[name], max_length=100_000)
+            vals = V.sequence(f"{where}.{name}", data[name], max_length=MAX_OPTIONS)
             return tuple(conv(f"{where}.{name}[{k}]", v) for k, v in enumerate(vals))
 
         table = cls(

@@ -168,6 +168,14 @@ def test_random_dags_have_nonnegative_blocking_energy(seed):
             "sm_clock_mhz.0. = 1410.7: must be an integer",
         ),
         (lambda d: d["tables"]["s0/forward"]["time_s"].__setitem__(0, "1"), "must be a number"),
+        (
+            lambda d: d["tables"]["s0/forward"].update(
+                sm_clock_mhz=list(range(1, 10_002)),
+                time_s=[1.0] * 10_001,
+                energy_j=[1.0] * 10_001,
+            ),
+            "at most 10000|more than 10000",
+        ),
     ],
 )
 def test_strict_schedule_fields(change, match):
