@@ -439,11 +439,7 @@ def _guessed_fitting(
     at += 1
     right = t <= room
     right &= room < np.take(flat_times, at, mode="clip")
-    for j in np.flatnonzero(~right.all(axis=1)).tolist():
-        p = times[j].searchsorted(room[j], side="right")
-        p -= 1
-        np.maximum(p, 0, out=pos[j])
-        np.take(times[j], pos[j], out=t[j], mode="clip")
+    _search_rows(times, np.flatnonzero(~right.all(axis=1)), room, 0, pos, t)
 
 
 def _slower_fitting(
@@ -462,8 +458,21 @@ def _slower_fitting(
     """
     room *= 1 + _FIT_RTOL
     nxt = np.take(flat_times, pos + (offset + 1), mode="clip")
-    for j in np.flatnonzero((nxt <= room).any(axis=1)).tolist():
+    _search_rows(times, np.flatnonzero((nxt <= room).any(axis=1)), room, None, pos, t)
+
+
+def _search_rows(
+    times: list[np.ndarray],
+    rows: np.ndarray,
+    room: np.ndarray,
+    floor: int | None,
+    pos: np.ndarray,
+    t: np.ndarray,
+) -> None:
+    """For each row in ``rows``: the slowest option within ``room``, never below ``floor``
+    (``None``: the row's current positions in ``pos``). Writes ``pos`` and ``t``."""
+    for j in rows.tolist():
         p = times[j].searchsorted(room[j], side="right")
         p -= 1
-        np.maximum(p, pos[j], out=pos[j])
+        np.maximum(p, pos[j] if floor is None else floor, out=pos[j])
         np.take(times[j], pos[j], out=t[j], mode="clip")

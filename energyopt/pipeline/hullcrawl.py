@@ -11,28 +11,12 @@ next to the fastest iteration time where the frontier is steep.
 
 Here the same Phillips-Dessouky steps run on the hull at (nearly) exact times,
 integers of a tiny ``quantum`` (default 0.1 us), and each step moves as far as
-its cut stays optimal:
-
-1. start from every computation at its least effective-energy hull vertex;
-2. per step, the critical computations and tight precedences (exact integer
-   test), Eq. 8 flow bounds (speed-up cost = slope of the hull piece to the left,
-   slowdown saving = slope to the right), the minimum cut with lower bounds
-   (:func:`~energyopt.pipeline.maxflow.min_cut_one_flow`);
-3. move the cut's forward computations faster and its backward ones slower by
-   the largest ``delta`` at which the cut is still optimal: until a moving
-   computation reaches a hull vertex (its capacity changes) or another path
-   becomes critical (found by Newton steps on the makespan, which is convex in
-   ``delta``).
-
+its cut stays optimal (:mod:`~energyopt.pipeline.hullpath` lists the steps).
 Between two events the durations move linearly, so the hull LP's optimal
-durations are known at *every* iteration time. :func:`sample_plans` turns
-them into clocks at any set of times (by default every ``tau``): each
-computation runs the slowest Pareto option that fits in its window (the
-earliest start given its predecessors' clocks, and the latest finish under the
-LP's durations), in topological order, then a second pass gives leftover slack
-back in reverse order. Every plan meets its sample time with *measured* times,
-and the rounding carries the slack of one computation to the next, so a chain of
-equal computations mixes two neighbouring clocks where the LP sits between them.
+durations are known at *every* iteration time. The crawl turns them into clocks
+at every event and every ``tau`` (:mod:`~energyopt.pipeline.clockfit`): each
+computation runs the slowest Pareto option that fits in its window, so every
+plan meets its sample time with *measured* times.
 
 The event loop is :mod:`~energyopt.pipeline.hullpath`, the clock fitting
 :mod:`~energyopt.pipeline.clockfit`; this module samples the path, fits the
