@@ -198,7 +198,7 @@ for _ in range(reps):
     walls.append(time.perf_counter() - tick)
     cpus.append(time.process_time() - ctick)
 pts = [(p.deadline_s, p.objective) for p in res.frontier]
-print(json.dumps({"wall": walls, "cpu": cpus, "frontier": pts}))
+print(json.dumps({"wall": walls, "cpu": cpus, "frontier": pts, "package": energyopt.__file__}))
 """
 
 
@@ -217,15 +217,22 @@ def baseline_tree(rev: str) -> Path:
 
 def run_baseline(rev: str, spec: list, repeats: int) -> dict:
     """Time revision ``rev``'s default ``perseus`` crawl on one case (``BASELINE_SCRIPT``)."""
-    env = {**os.environ, "PYTHONPATH": str(baseline_tree(rev))}
+    root = baseline_tree(rev)
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    # cwd = the revision's tree: ``python -c`` puts the working folder first on sys.path,
+    # so run from the repository it would import today's package instead.
     out = subprocess.run(
         [sys.executable, "-c", BASELINE_SCRIPT, json.dumps([*spec, repeats])],
         env=env,
+        cwd=root,
         check=True,
         capture_output=True,
         text=True,
     ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    got = json.loads(out.strip().splitlines()[-1])
+    if not Path(got["package"]).resolve().is_relative_to(root.resolve()):
+        raise RuntimeError(f"baseline {rev}: imported {got['package']}, not its own package")
+    return got
 
 
 def speed_cases(args) -> list[tuple[str, PemInstance, list]]:
@@ -238,7 +245,7 @@ def speed_cases(args) -> list[tuple[str, PemInstance, list]]:
     if path.exists():
         for M in args.speed_microbatches:
             inst = instance_from_perseus_profile(path, M, p_blocking_w=pb)
-            cases.append((f"{path.stem} 8x{M}", inst, ["profile", str(path), M, 0, pb]))
+            cases.append((f"{path.stem} 8x{M}", inst, ["profile", str(path.resolve()), M, 0, pb]))
     else:
         print(f"{path} absent: profile rows skipped")
     return cases
