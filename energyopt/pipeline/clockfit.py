@@ -68,8 +68,6 @@ class ClockFitter:
             inv[idx] = np.arange(len(idx))
             self.inverse.append(inv)
         tk = np.asarray(self.table_of, dtype=np.int64)
-        # Computations of one table move together: one gather per table, not per node.
-        self.groups = table_groups(tk, len(names))
         self._flat_tables()
         self._level_arrays(dag, tk)
         self._work: dict[str, np.ndarray] = {}
@@ -130,13 +128,15 @@ class ClockFitter:
             buf = self._work[name] = np.empty(size, dtype=dtype)
         return buf[:size].reshape(rows, cols)
 
-    def fit(
+    def fit_rows(
         self,
         durations_s: np.ndarray,
         cap_s: np.ndarray | None = None,
         passes: int = 2,
-    ) -> np.ndarray:
-        """Pareto positions (computations x plans) meeting each column's planned makespan.
+        guess: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Pareto positions meeting each column's planned makespan, computations in
+        level order (rows ``order``), in and out.
 
         ``durations_s`` is computations x plans (seconds). Each plan meets, with
         measured times, the makespan of its planned durations, or ``cap_s`` where
@@ -146,24 +146,12 @@ class ClockFitter:
         induction over the topological order every finish then stays at most its
         latest finish under the fastest options, so the plan still meets ``cap_s``).
         Further passes (``passes`` in all, alternating direction) give each
-        computation the slack the plan itself leaves it. Map the result to option
-        indices with :meth:`options`.
-        """
-        pos, _ = self.fit_rows(np.take(durations_s, self.order, axis=0), cap_s, passes)
-        return pos[self.rank[: self.n]]
-
-    def fit_rows(
-        self,
-        durations_s: np.ndarray,
-        cap_s: np.ndarray | None = None,
-        passes: int = 2,
-        guess: np.ndarray | None = None,
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`fit` with computations in level order (rows ``order``), in and out.
+        computation the slack the plan itself leaves it (:meth:`_relax`).
 
         ``guess``: Pareto positions the first pass likely picks (any positions will
         do; they only save searches where right). Returns the Pareto positions and
         their measured times (s): work arrays, valid until the fitter's next call.
+        Map them to option indices with :meth:`option_rows`.
         """
         n, P = durations_s.shape
         T = self.makespans_rows(durations_s)
@@ -176,29 +164,6 @@ class ClockFitter:
         self._forward(pos, t, lf, T, es_out=es, guess=guess)
         return self._relax(pos, T, passes - 1, t, es)[:2]
 
-    def relax(
-        self,
-        pos: np.ndarray,
-        T: np.ndarray,
-        passes: int = 2,
-        t: np.ndarray | None = None,
-        es: np.ndarray | None = None,
-    ) -> np.ndarray:
-        """Give slack back to plans (Pareto positions, updated in place) within ``T``.
-
-        Alternates a pass from the last computations backwards with one from the
-        first forwards; each computation takes the slowest option that fits
-        between its earliest start and its latest finish under the plan itself,
-        never a faster one, so each pass keeps the plan within ``T``. ``t`` and
-        ``es``, when given, are the plan's durations and earliest starts.
-        """
-        r = self.order
-        got = self._relax(
-            pos[r], T, passes, None if t is None else t[r], None if es is None else es[r]
-        )
-        pos[r] = got[0]
-        return pos
-
     def _relax(
         self,
         pos: np.ndarray,
@@ -207,8 +172,16 @@ class ClockFitter:
         t: np.ndarray | None = None,
         es: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """:meth:`relax` in level order: the positions, their times (s) and, when the
-        last pass ran forwards, the plans' makespans."""
+        """Give slack back to plans (level-order Pareto positions, updated in place) within ``T``.
+
+        Alternates a pass from the last computations backwards with one from the
+        first forwards; each computation takes the slowest option that fits
+        between its earliest start and its latest finish under the plan itself,
+        never a faster one, so each pass keeps the plan within ``T``. ``t`` and
+        ``es``, when given, are the plan's durations and earliest starts. Returns
+        the positions, their times (s) and, when the last pass ran forwards, the
+        plans' makespans.
+        """
         if t is None:
             t = self._times_rows(pos)
         span = None
@@ -223,7 +196,7 @@ class ClockFitter:
         return pos, t, span
 
     def relax_options(self, plans: np.ndarray, T: np.ndarray, out: np.ndarray) -> np.ndarray:
-        """:meth:`relax` (two passes) for plans as rows of option indices.
+        """:meth:`_relax` (two passes) for plans as rows of option indices.
 
         Writes the new plans' rows into ``out`` and returns their makespans (s).
         """
@@ -281,32 +254,9 @@ class ClockFitter:
         rows[...] = opt.T
         out[...] = rows
 
-    def times_of(self, pos: np.ndarray) -> np.ndarray:
-        """Measured times (s) of Pareto positions (computations x plans)."""
-        t = np.empty(pos.shape)
-        for kt, rows in self.groups:
-            t[rows] = self.times[kt][pos[rows]]
-        return t
-
     def _times_rows(self, pos: np.ndarray) -> np.ndarray:
         t = self._scratch("t", *pos.shape)
         return np.take(self.flat_times, pos + self.row_offset, out=t, mode="clip")
-
-    def options(self, pos: np.ndarray) -> np.ndarray:
-        """Option indices (into the instance's tables) of Pareto positions."""
-        out = np.empty_like(pos)
-        for kt, rows in self.groups:
-            out[rows] = self.index[kt][pos[rows]]
-        return out
-
-    def positions(self, options: np.ndarray) -> np.ndarray:
-        """Pareto positions of option indices (computations x plans); Pareto options only."""
-        out = np.empty_like(options)
-        for kt, rows in self.groups:
-            out[rows] = self.inverse[kt][options[rows]]
-        if np.any(out < 0):
-            raise ValueError("positions: a plan uses an option that is not Pareto-optimal")
-        return out
 
     def _latest_finish(self, durations: np.ndarray, T: np.ndarray) -> np.ndarray:
         n, P = durations.shape
@@ -372,12 +322,6 @@ class ClockFitter:
             room = lf - es[rows]
             _slower_fitting(tv, self.flat_times, off, room, pos[rows], t[rows])
             np.subtract(lf, t[rows], out=start[rows])
-
-
-def table_groups(table_of: np.ndarray, num_tables: int) -> list[tuple[int, np.ndarray]]:
-    """(table, its computations in ascending order) for every table that has any."""
-    groups = [(k, np.flatnonzero(table_of == k)) for k in range(num_tables)]
-    return [(k, rows) for k, rows in groups if len(rows)]
 
 
 def sum_in_order(x: np.ndarray) -> np.ndarray:

@@ -57,25 +57,6 @@ def fastest_makespan(instance: PemInstance, dag: CompactDag) -> float:
     return float(span)
 
 
-def crawl_plans(
-    instance: PemInstance,
-    path: HullPath,
-    tau_s: float,
-    *,
-    chunk: int = 1024,
-    dag: CompactDag | None = None,
-    deadline: float | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Clocks at every event and every ``tau_s`` along ``path``.
-
-    Returns the plans (rows of option indices), their planned makespans (s) and the
-    hull LP's effective energy at them (J). Stops adding chunks of plans after
-    ``deadline`` (a ``time.perf_counter`` value).
-    """
-    got = _crawl_samples(instance, path, tau_s, chunk=chunk, dag=dag, deadline=deadline)
-    return got.plans, got.planned_s, got.lp_cost
-
-
 @dataclasses.dataclass
 class _Samples:
     """The crawl's plans with their planned and measured scores (:func:`_crawl_samples`)."""
@@ -98,7 +79,11 @@ def _crawl_samples(
     deadline: float | None = None,
     out: np.ndarray | None = None,
 ) -> _Samples:
-    """:func:`crawl_plans`, with each plan's measured makespan and energy.
+    """Clocks at every event and every ``tau_s`` along ``path``, with their scores.
+
+    The plans (rows of option indices), their planned makespans (s), the hull LP's
+    effective energy at them (J) and their measured makespans and energies. Stops
+    adding chunks of plans after ``deadline`` (a ``time.perf_counter`` value).
 
     ``out``, when given, is where the plans go (integers, a row per sample at least);
     the plans are then its first rows. The energies are :func:`batch_evaluate`'s
@@ -221,9 +206,8 @@ def _seconds_and_cost(
     effective energy summed per plan, and a guess of each one's Pareto position.
 
     A duration at a hull vertex is that vertex's exact time rather than its
-    rounded-up quanta (as :func:`~energyopt.pipeline.hullpath.exact_seconds`); the
-    energy sums each table's computations in the instance's order, table after
-    table (the plans' LP cost). Nearly every duration sits at a vertex, where the
+    rounded-up quanta; the energy sums each table's computations in the instance's
+    order, table after table (the plans' LP cost). Nearly every duration sits at a vertex, where the
     hull's value is the vertex's own (``np.interp`` at ``x = xp[j]`` gives
     ``fp[j]`` exactly), so only the others are interpolated. Seconds and guesses
     come in the fitter's level order.
@@ -327,7 +311,7 @@ def gap_plans(
 
     Between the makespans ``m_k < m_(k+1)`` of two neighbouring frontier points the
     frontier's energy is point k's plus blocking; point k's plan, given the slack
-    up to just below ``m_(k+1)`` (:meth:`ClockFitter.relax`), is never worse there
+    up to just below ``m_(k+1)`` (:meth:`ClockFitter.relax_options`), is never worse there
     and often better. Returns the new plans (plans x computations, in one chunk)
     and the times they were relaxed to.
     """

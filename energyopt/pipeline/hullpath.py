@@ -18,7 +18,7 @@ step moving as far as its cut stays optimal:
 
 Between two events the durations move linearly, so the LP's optimal durations
 are known at every iteration time; :func:`sample_times`,
-:func:`event_durations` and :func:`exact_seconds` read them back.
+:func:`sample_times` and :func:`event_durations` read them back.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from typing import Any
 import numpy as np
 
 from energyopt.core.instance import InstanceError
-from energyopt.pipeline.clockfit import table_groups
 from energyopt.pipeline.dag import CompactDag, IntegerTimer
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.maxflow import _FINITE_TOTAL, _INF_INT
@@ -123,6 +122,12 @@ def _check(instance: PemInstance, quantum_s: float) -> None:
         raise InstanceError(f"instance: expected a PemInstance, got {type(instance).__name__}")
     if not (isinstance(quantum_s, float) and math.isfinite(quantum_s) and quantum_s > 0):
         raise InstanceError(f"quantum_s = {quantum_s!r}: must be a positive number of seconds")
+
+
+def table_groups(table_of: np.ndarray, num_tables: int) -> list[tuple[int, np.ndarray]]:
+    """(table, its computations in ascending order) for every table that has any."""
+    groups = [(k, np.flatnonzero(table_of == k)) for k in range(num_tables)]
+    return [(k, rows) for k, rows in groups if len(rows)]
 
 
 def hull_path(
@@ -543,17 +548,3 @@ def event_durations(path: HullPath, k0: int, k1: int, d_start: np.ndarray) -> np
     np.multiply(delta[:, None], path.rate[k0 : k1 - 1], out=out[1:])
     # Integers: the running sum in place is exact, whatever the order of the additions.
     return np.cumsum(out, axis=0, out=out)
-
-
-def exact_seconds(path: HullPath, dq: np.ndarray) -> np.ndarray:
-    """Durations in seconds (computations x plans); a duration at a hull vertex is
-    that vertex's exact time rather than its rounded-up quanta."""
-    ds = dq * path.quantum_s
-    h = path.hulls
-    for kt, rows in h.groups:
-        vals = dq[rows]
-        pos = np.minimum(np.searchsorted(h.q[kt], vals), len(h.q[kt]) - 1)
-        hit = h.q[kt][pos] == vals
-        r, c = np.nonzero(hit)
-        ds[rows[r], c] = h.exact[kt][pos[r, c]]
-    return ds

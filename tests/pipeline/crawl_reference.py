@@ -1,0 +1,53 @@
+"""Plain, computation-order versions of the default crawl's fast paths, for the tests.
+
+The crawl itself works on computations in level order (:class:`ClockFitter`'s rows)
+and on whole tables at once; these are the straightforward computations the tests
+check it against, value for value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from energyopt.pipeline.clockfit import ClockFitter
+from energyopt.pipeline.hullpath import HullPath
+
+
+def exact_seconds(path: HullPath, dq: np.ndarray) -> np.ndarray:
+    """Durations in seconds (computations x plans); a duration at a hull vertex is
+    that vertex's exact time rather than its rounded-up quanta."""
+    ds = dq * path.quantum_s
+    h = path.hulls
+    for kt, rows in h.groups:
+        vals = dq[rows]
+        pos = np.minimum(np.searchsorted(h.q[kt], vals), len(h.q[kt]) - 1)
+        hit = h.q[kt][pos] == vals
+        r, c = np.nonzero(hit)
+        ds[rows[r], c] = h.exact[kt][pos[r, c]]
+    return ds
+
+
+def fit(fitter: ClockFitter, durations_s: np.ndarray, cap_s=None, passes: int = 2) -> np.ndarray:
+    """:meth:`ClockFitter.fit_rows` on computations in the instance's order."""
+    pos, _ = fitter.fit_rows(np.take(durations_s, fitter.order, axis=0), cap_s, passes)
+    return pos[fitter.rank[: fitter.n]]
+
+
+def relax(fitter: ClockFitter, pos: np.ndarray, T, passes: int = 2, t=None, es=None):
+    """:meth:`ClockFitter._relax` on computations in the instance's order (``pos`` updated)."""
+    r = fitter.order
+    got = fitter._relax(
+        pos[r], T, passes, None if t is None else t[r], None if es is None else es[r]
+    )
+    pos[r] = got[0]
+    return pos
+
+
+def times_of(fitter: ClockFitter, pos: np.ndarray) -> np.ndarray:
+    """Measured times (s) of Pareto positions (computations x plans), node by node."""
+    return np.array([fitter.times[fitter.table_of[v]][pos[v]] for v in range(fitter.n)])
+
+
+def options(fitter: ClockFitter, pos: np.ndarray) -> np.ndarray:
+    """Option indices (into the instance's tables) of Pareto positions, node by node."""
+    return np.array([fitter.index[fitter.table_of[v]][pos[v]] for v in range(fitter.n)])
