@@ -216,15 +216,18 @@ def _merged_trace(
     """The union of the crawls' plans (the frontier keeps the best of each).
 
     The first crawl's trace when there is one; otherwise its statistics with the
-    steps summed, one entry per run under ``"runs"`` and the first early stop.
+    steps summed, one entry per run under ``"runs"`` and the first early stop. The
+    plans are stacked in the narrowest of the crawls' integer types that holds them
+    all (:func:`_plan_dtype`).
     """
     trace = traces[0]
     if len(traces) == 1:
         return trace
     stopped = next((t.stats["stopped"] for t in traces if _early(t.stats["stopped"])), "")
+    blocks = [t.choices for t in traces]
     return dataclasses.replace(
         trace,
-        choices=np.vstack([t.choices for t in traces]),
+        choices=np.concatenate(blocks, dtype=_plan_dtype(blocks), casting="unsafe"),
         planned_time_s=np.concatenate([t.planned_time_s for t in traces]),
         planned_energy_j=np.concatenate([t.planned_energy_j for t in traces]),
         time_s=np.concatenate([t.time_s for t in traces]),
@@ -241,6 +244,24 @@ def _merged_trace(
             ],
         },
     )
+
+
+def _plan_dtype(blocks: list[np.ndarray]) -> np.dtype:
+    """The narrowest of the blocks' integer types that holds every block's option indices.
+
+    A crawl may keep its plans in a narrow type (int16) and the repair in int64: the
+    union in int64 would be four times the memory, all written afresh.
+    """
+    for dtype in sorted({b.dtype for b in blocks}, key=lambda d: d.itemsize):
+        info = np.iinfo(dtype)
+        if all(
+            np.can_cast(b.dtype, dtype)
+            or b.size == 0
+            or (info.min <= b.min() and b.max() <= info.max)
+            for b in blocks
+        ):
+            return dtype
+    return np.result_type(*blocks)
 
 
 def _scored_frontier(

@@ -1,5 +1,6 @@
 """The named steps of the Perseus crawl (perseus.py) and of the one-flow min cut (maxflow.py)."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -66,6 +67,23 @@ def test_merged_trace_keeps_every_plan_and_the_first_early_stop():
         {"cost_model": "exact", "rounding": "-", "steps": 2},
         {"cost_model": "exponential", "rounding": "down", "steps": 1},
     ]
+
+
+def test_merged_plans_take_the_narrowest_type_that_holds_them():
+    narrow = dataclasses.replace(
+        _trace([[0, 1], [1, 1]], "", 2), choices=np.int16([[0, 1], [1, 1]])
+    )
+    runs = [("exact", "-"), ("repair", "exponential")]
+    merged = perseus._merged_trace([narrow, _trace([[2, 300]], "", 1)], runs, "hull", "down")
+    assert merged.choices.dtype == np.int16
+    assert merged.choices.tolist() == [[0, 1], [1, 1], [2, 300]]
+    # An index beyond int16 keeps the wide type, whatever block it sits in.
+    merged = perseus._merged_trace([narrow, _trace([[2, 40000]], "", 1)], runs, "hull", "down")
+    assert merged.choices.dtype == np.int64
+    assert merged.choices.tolist() == [[0, 1], [1, 1], [2, 40000]]
+    assert perseus._plan_dtype([np.zeros((0, 2), np.int64), np.int8([[1, 2]])]) == np.int8
+    assert perseus._plan_dtype([np.uint16([[65535]]), np.int16([[1]])]) == np.uint16
+    assert perseus._plan_dtype([np.uint16([[65535]]), np.int16([[-1]])]) == np.int32
 
 
 def test_frontier_stats_measures_planned_against_measured_times():
