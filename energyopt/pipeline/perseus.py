@@ -218,16 +218,15 @@ def _merged_trace(
     The first crawl's trace when there is one; otherwise its statistics with the
     steps summed, one entry per run under ``"runs"`` and the first early stop. The
     plans are stacked in the narrowest of the crawls' integer types that holds them
-    all (:func:`_plan_dtype`).
+    all (:func:`_stacked`).
     """
     trace = traces[0]
     if len(traces) == 1:
         return trace
     stopped = next((t.stats["stopped"] for t in traces if _early(t.stats["stopped"])), "")
-    blocks = [t.choices for t in traces]
     return dataclasses.replace(
         trace,
-        choices=np.concatenate(blocks, dtype=_plan_dtype(blocks), casting="unsafe"),
+        choices=_stacked([t.choices for t in traces]),
         planned_time_s=np.concatenate([t.planned_time_s for t in traces]),
         planned_energy_j=np.concatenate([t.planned_energy_j for t in traces]),
         time_s=np.concatenate([t.time_s for t in traces]),
@@ -244,6 +243,11 @@ def _merged_trace(
             ],
         },
     )
+
+
+def _stacked(blocks: list[np.ndarray]) -> np.ndarray:
+    """The plans of ``blocks`` one after the other, in :func:`_plan_dtype` (same indices)."""
+    return np.concatenate(blocks, dtype=_plan_dtype(blocks), casting="unsafe")
 
 
 def _plan_dtype(blocks: list[np.ndarray]) -> np.dtype:
@@ -287,7 +291,7 @@ def _scored_frontier(
     extra = polished_plans(instance, polish, time_limit, tick)
     trace = dataclasses.replace(
         trace,
-        choices=np.vstack([trace.choices, *extra]) if extra else trace.choices,
+        choices=_stacked([trace.choices, *extra]) if extra else trace.choices,
         stats={**trace.stats, "polished_plans": len(extra)},
     )
     return trace, frontier_points(instance, trace.choices, verify=verify)
@@ -371,7 +375,7 @@ def _with_fastest_plan(instance: PemInstance, trace: CrawlTrace) -> CrawlTrace:
     T, E = batch_evaluate(instance, fastest, CompactDag(instance))
     return dataclasses.replace(
         trace,
-        choices=np.vstack([trace.choices, fastest]),
+        choices=_stacked([trace.choices, fastest]),
         planned_time_s=np.append(trace.planned_time_s, np.nan),
         planned_energy_j=np.append(trace.planned_energy_j, np.nan),
         time_s=np.append(trace.time_s, T),

@@ -86,6 +86,23 @@ def test_merged_plans_take_the_narrowest_type_that_holds_them():
     assert perseus._plan_dtype([np.uint16([[65535]]), np.int16([[-1]])]) == np.int32
 
 
+def test_fastest_plan_joins_a_stopped_crawl_in_its_plan_type():
+    from energyopt.pipeline import synthetic_instance
+    from energyopt.pipeline.evaluator import evaluate
+
+    inst = synthetic_instance(2, 3, 4, seed=0)
+    k = inst.num_computations
+    trace = _trace([[0] * k, [1] * k], "max_steps=1", 1)
+    trace = dataclasses.replace(trace, choices=trace.choices.astype(np.int16))
+    got = perseus._with_fastest_plan(inst, trace)
+    assert got.choices.dtype == np.int16
+    assert got.choices[:2].tolist() == trace.choices.tolist()
+    fastest = [int(np.argmin(t)) for t in inst.option_times]  # by measured time
+    assert got.choices[2].tolist() == fastest
+    assert got.time_s[2] == evaluate(inst, fastest, None).iteration_time_s
+    assert np.isnan(got.planned_time_s[2])
+
+
 def test_frontier_stats_measures_planned_against_measured_times():
     trace = _trace([[0, 1], [1, 1], [2, 2]], "", 2)
     trace.planned_time_s[1] = np.nan  # a plan the crawl did not plan (the fastest plan)
