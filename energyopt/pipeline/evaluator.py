@@ -182,51 +182,33 @@ def evaluate_many(
     instance: PemInstance,
     choices: np.ndarray,
     deadline_s: float | None = ...,  # type: ignore[assignment]
-    chunk: int = 1024,
+    chunk: int = 512,
 ) -> PemBatchEvaluation:
     """:func:`evaluate` for many plans at once (rows of option indices).
 
     The same formulas on arrays: start times level by level through the DAG
     (``PemInstance.levels``), then the energy with blocking up to the deadline (or
     to each plan's makespan without one). Tested equal to :func:`evaluate`.
+    ``choices`` of any signed integer width are read as they are (not copied);
+    ``chunk`` plans are scored at a time (each plan on its own: any ``chunk``
+    gives the same scores).
     """
     if deadline_s is ...:
         deadline_s = instance.deadline_s
-    choices = np.asarray(choices, dtype=np.int64)
-    n = instance.num_computations
-    if choices.ndim != 2 or choices.shape[1] != n:
-        raise InstanceError(f"choices: shape {choices.shape}, expected (plans, {n})")
-    sizes = np.array([len(t) for t in instance.option_times])
-    bad = (choices < 0) | (choices >= sizes[None, :])
-    if bad.any():
-        r, i = map(int, np.argwhere(bad)[0])
-        raise InstanceError(
-            f"choices[{r}][{i}] = {choices[r, i]}: {instance.computations[i].name} has "
-            f"{sizes[i]} option(s)"
-        )
-    width = int(sizes.max())
-    t_opt = np.zeros((n, width))
-    e_opt = np.zeros((n, width))
-    for i in range(n):
-        t_opt[i, : sizes[i]] = instance.option_times[i]
-        e_opt[i, : sizes[i]] = instance.option_energies[i]
-    rows = np.arange(n)[None, :]
+    choices = _checked_choices(instance, choices)
+    t_flat, e_flat, base = _option_arrays(instance)
+    levels = _LevelOrder(instance)
     makespan = np.empty(len(choices))
     energy = np.empty(len(choices))
     for lo in range(0, len(choices), chunk):
-        ch = choices[lo : lo + chunk]
-        t = t_opt[rows, ch]
-        # Column n is a zero "finish" for the -1 padding of predecessor lists.
-        finish = np.zeros((len(ch), n + 1))
-        for nodes, preds in instance.levels:
-            finish[:, nodes] = finish[:, preds].max(axis=2) + t[:, nodes]
-        makespan[lo : lo + chunk] = finish[:, :n].max(axis=1)
-        horizon = (
-            makespan[lo : lo + chunk]
-            if deadline_s is None
-            else np.maximum(float(deadline_s), makespan[lo : lo + chunk])
-        )
-        energy[lo : lo + chunk] = e_opt[rows, ch].sum(axis=1) + instance.p_blocking_w * (
+        idx = choices[lo : lo + chunk] + base
+        # C-ordered (plan, computation) like the 2-D gather: numpy sums each row
+        # pairwise, so the sums below keep their last bits whatever the chunk.
+        t = np.take(t_flat, idx)
+        span = makespan[lo : lo + chunk]
+        span[:] = levels.makespans(t)
+        horizon = span if deadline_s is None else np.maximum(float(deadline_s), span)
+        energy[lo : lo + chunk] = np.take(e_flat, idx).sum(axis=1) + instance.p_blocking_w * (
             instance.num_stages * horizon - t.sum(axis=1)
         )
     feasible = (
@@ -235,6 +217,87 @@ def evaluate_many(
         else makespan <= float(deadline_s) * (1 + DEADLINE_RTOL)
     )
     return PemBatchEvaluation(feasible, makespan, energy)
+
+
+def _checked_choices(instance: PemInstance, choices: np.ndarray) -> np.ndarray:
+    """``choices`` as a signed integer array, after checking its shape and every index.
+
+    Raises :class:`InstanceError` naming the first bad entry (in row order).
+    """
+    choices = np.asarray(choices)
+    if choices.dtype.kind != "i":  # unsigned would not add to the signed offsets
+        choices = choices.astype(np.int64)
+    n = instance.num_computations
+    if choices.ndim != 2 or choices.shape[1] != n:
+        raise InstanceError(f"choices: shape {choices.shape}, expected (plans, {n})")
+    sizes = np.array([len(t) for t in instance.option_times])
+    # Column extremes first: no plan-sized temporaries unless an index is bad.
+    if len(choices) and ((choices.min(axis=0) < 0) | (choices.max(axis=0) >= sizes)).any():
+        bad = (choices < 0) | (choices >= sizes[None, :])
+        r, i = map(int, np.argwhere(bad)[0])
+        raise InstanceError(
+            f"choices[{r}][{i}] = {choices[r, i]}: {instance.computations[i].name} has "
+            f"{sizes[i]} option(s)"
+        )
+    return choices
+
+
+def _option_arrays(instance: PemInstance) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every computation's option times and energies, flat, and each computation's offset.
+
+    Option ``k`` of computation ``i`` sits at ``base[i] + k`` (rows padded with zeros
+    to the widest table).
+    """
+    n = instance.num_computations
+    sizes = [len(t) for t in instance.option_times]
+    width = max(sizes)
+    t_opt = np.zeros((n, width))
+    e_opt = np.zeros((n, width))
+    for i in range(n):
+        t_opt[i, : sizes[i]] = instance.option_times[i]
+        e_opt[i, : sizes[i]] = instance.option_energies[i]
+    return t_opt.ravel(), e_opt.ravel(), np.arange(n, dtype=np.int64) * width
+
+
+class _LevelOrder:
+    """The DAG's levels (``PemInstance.levels``) as consecutive rows, for many plans' makespans.
+
+    Computation ``order[r]`` gets row ``r``: a level's computations are a slice of
+    rows, and its padded predecessor lists become row numbers (the padding ``-1``
+    the row ``n``, an all-zero finish). The plans run along the rows, so every step
+    reads and writes whole contiguous rows.
+    """
+
+    def __init__(self, instance: PemInstance) -> None:
+        n = instance.num_computations
+        self.order = np.concatenate([nodes for nodes, _ in instance.levels])
+        row = np.empty(n, dtype=np.int64)
+        row[self.order] = np.arange(n)
+        self.steps: list[tuple[slice, list[np.ndarray]]] = []
+        start = 0
+        for nodes, preds in instance.levels:
+            rows = np.where(preds < 0, n, row[preds])
+            self.steps.append((slice(start, start + len(nodes)), list(rows.T)))
+            start += len(nodes)
+
+    def makespans(self, times: np.ndarray) -> np.ndarray:
+        """Longest path of each plan, given its times (rows: plans, columns: computations).
+
+        Each finish is the latest predecessor's finish (zero for none) plus the
+        computation's own time: the :func:`evaluate` recurrence, the same roundings.
+        """
+        by_row = times.T[self.order]
+        finish = np.zeros((len(self.order) + 1, len(times)))
+        for rows, preds in self.steps:
+            out = finish[rows]
+            if len(preds) == 1:
+                np.add(finish[preds[0]], by_row[rows], out=out)
+                continue
+            np.maximum(finish[preds[0]], finish[preds[1]], out=out)
+            for p in preds[2:]:
+                np.maximum(out, finish[p], out=out)
+            out += by_row[rows]
+        return finish[:-1].max(axis=0)
 
 
 def fastest_choice(instance: PemInstance) -> PemSolution:

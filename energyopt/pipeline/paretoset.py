@@ -11,7 +11,8 @@ dominated in (T(x), energy at T(x)) are a subset of those; see
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import struct
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -29,12 +30,34 @@ def pareto_indices(times: Sequence[float], energies: Sequence[float]) -> np.ndar
     t = np.asarray(times, dtype=float)
     e = np.asarray(energies, dtype=float)
     order = np.lexsort((np.arange(len(t)), e, t))
-    keep, best = [], np.inf
-    for k in order:
-        if e[k] < best - 1e-12 * max(1.0, abs(best) if np.isfinite(best) else 1.0):
-            keep.append(int(k))
-            best = e[k]
-    return np.asarray(keep, dtype=np.int64)
+    es = e[order]
+    # A kept point is below every earlier one (a skipped point is within the
+    # tolerance of the best then, which only falls), so only the strict record
+    # lows are candidates; NaN energies are never kept, nor counted as lows.
+    earlier = np.fmin.accumulate(np.concatenate(([np.inf], es)))[:-1]
+    cand = np.flatnonzero(es < earlier)
+    return order[cand[_kept_lows(es[cand])]].astype(np.int64)
+
+
+def _kept_lows(lows: np.ndarray) -> np.ndarray:
+    """Positions kept among decreasing record lows, the tolerance applied in turn.
+
+    After a kept low, the next one is kept while it beats the last beyond the
+    tolerance; at the first that does not, the next kept is the first low beating
+    the best beyond it (the lows fall: a binary search). Python steps: one per
+    near tie, not one per point.
+    """
+    scale = np.where(np.isfinite(lows), np.abs(lows), 1.0)
+    below = lows - 1e-12 * np.maximum(1.0, scale)  # to beat a best, a point must be under this
+    ties = np.flatnonzero(lows[1:] >= below[:-1])  # the low after each of these is not kept
+    rising = -lows
+    keep, start = [], 0
+    while start < len(lows):
+        j = np.searchsorted(ties, start)
+        stop = int(ties[j]) if j < len(ties) else len(lows) - 1
+        keep.append(np.arange(start, stop + 1))
+        start = int(np.searchsorted(rising, -below[stop], side="right"))
+    return np.concatenate(keep) if keep else np.zeros(0, dtype=np.int64)
 
 
 def frontier_points(
@@ -71,9 +94,25 @@ def frontier_points(
     if verify:
         T, E = _verified(instance, choices, keep, T, E)
     return tuple(
-        FrontierPoint(t, e, PemSolution(tuple(choices[k].tolist())))
-        for k, t, e in zip(keep.tolist(), T[keep].tolist(), E[keep].tolist())
+        FrontierPoint(t, e, PemSolution(plan))
+        for t, e, plan in zip(T[keep].tolist(), E[keep].tolist(), _plan_tuples(choices, keep))
     )
+
+
+def _plan_tuples(choices: np.ndarray, rows: np.ndarray) -> Iterator[tuple[int, ...]]:
+    """The plans ``choices[rows]`` as tuples of ints, unpacked straight from their bytes.
+
+    One pass over the rows' buffer, with no list per plan: the same tuples as
+    ``tuple(choices[k].tolist())``.
+    """
+    plans = np.ascontiguousarray(np.take(choices, rows, axis=0))
+    plans = plans.astype(plans.dtype.newbyteorder("="), copy=False)  # struct's "=": native
+    code = _STRUCT_CODES[plans.dtype.itemsize]  # struct's "=" sizes: b 1, h 2, i 4, q 8 bytes
+    code = code.upper() if plans.dtype.kind == "u" else code
+    return struct.Struct(f"={plans.shape[1]}{code}").iter_unpack(plans.data)
+
+
+_STRUCT_CODES = {1: "b", 2: "h", 4: "i", 8: "q"}
 
 
 def _verified(
@@ -82,9 +121,8 @@ def _verified(
     """The evaluator's own batch scores of the plans ``keep`` (the others' are left unset).
 
     The evaluator's batch scoring is independent of the crawl's ``CompactDag``. It
-    gets the plans in chunks of its own chunk size, so the copies of the kept plans
-    are small and reused rather than one large fresh array (same scores: each plan
-    is scored on its own).
+    gets the plans in chunks, so the copies of the kept plans stay small rather
+    than one large fresh array (same scores: each plan is scored on its own).
     """
     T, E = np.empty_like(T), np.empty_like(E)
     for lo in range(0, len(keep), _EVALUATOR_CHUNK):
@@ -94,8 +132,8 @@ def _verified(
     return T, E
 
 
-#: Plans per call of the evaluator in :func:`frontier_points` (``evaluate_many``'s chunk).
-_EVALUATOR_CHUNK = 1024
+#: Plans per call of the evaluator in :func:`frontier_points` (it scores them in chunks).
+_EVALUATOR_CHUNK = 4096
 
 
 #: Plans per chunk of :func:`batch_evaluate` (keeps the matrices small).

@@ -216,7 +216,9 @@ def _merged_trace(
     """The union of the crawls' plans (the frontier keeps the best of each).
 
     The first crawl's trace when there is one; otherwise its statistics with the
-    steps summed, one entry per run under ``"runs"`` and the first early stop.
+    steps summed, one entry per run under ``"runs"`` and the first early stop. The
+    plans are stacked in the narrowest of the crawls' integer types that holds them
+    all (:func:`_stacked`).
     """
     trace = traces[0]
     if len(traces) == 1:
@@ -224,7 +226,7 @@ def _merged_trace(
     stopped = next((t.stats["stopped"] for t in traces if _early(t.stats["stopped"])), "")
     return dataclasses.replace(
         trace,
-        choices=np.vstack([t.choices for t in traces]),
+        choices=_stacked([t.choices for t in traces]),
         planned_time_s=np.concatenate([t.planned_time_s for t in traces]),
         planned_energy_j=np.concatenate([t.planned_energy_j for t in traces]),
         time_s=np.concatenate([t.time_s for t in traces]),
@@ -241,6 +243,29 @@ def _merged_trace(
             ],
         },
     )
+
+
+def _stacked(blocks: list[np.ndarray]) -> np.ndarray:
+    """The plans of ``blocks`` one after the other, in :func:`_plan_dtype` (same indices)."""
+    return np.concatenate(blocks, dtype=_plan_dtype(blocks), casting="unsafe")
+
+
+def _plan_dtype(blocks: list[np.ndarray]) -> np.dtype:
+    """The narrowest of the blocks' integer types that holds every block's option indices.
+
+    A crawl may keep its plans in a narrow type (int16) and the repair in int64: the
+    union in int64 would be four times the memory, all written afresh.
+    """
+    for dtype in sorted({b.dtype for b in blocks}, key=lambda d: d.itemsize):
+        info = np.iinfo(dtype)
+        if all(
+            np.can_cast(b.dtype, dtype)
+            or b.size == 0
+            or (info.min <= b.min() and b.max() <= info.max)
+            for b in blocks
+        ):
+            return dtype
+    return np.result_type(*blocks)
 
 
 def _scored_frontier(
@@ -266,7 +291,7 @@ def _scored_frontier(
     extra = polished_plans(instance, polish, time_limit, tick)
     trace = dataclasses.replace(
         trace,
-        choices=np.vstack([trace.choices, *extra]) if extra else trace.choices,
+        choices=_stacked([trace.choices, *extra]) if extra else trace.choices,
         stats={**trace.stats, "polished_plans": len(extra)},
     )
     return trace, frontier_points(instance, trace.choices, verify=verify)
@@ -350,7 +375,7 @@ def _with_fastest_plan(instance: PemInstance, trace: CrawlTrace) -> CrawlTrace:
     T, E = batch_evaluate(instance, fastest, CompactDag(instance))
     return dataclasses.replace(
         trace,
-        choices=np.vstack([trace.choices, fastest]),
+        choices=_stacked([trace.choices, fastest]),
         planned_time_s=np.append(trace.planned_time_s, np.nan),
         planned_energy_j=np.append(trace.planned_energy_j, np.nan),
         time_s=np.append(trace.time_s, T),

@@ -1,5 +1,6 @@
 """The named steps of the Perseus crawl (perseus.py) and of the one-flow min cut (maxflow.py)."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -66,6 +67,40 @@ def test_merged_trace_keeps_every_plan_and_the_first_early_stop():
         {"cost_model": "exact", "rounding": "-", "steps": 2},
         {"cost_model": "exponential", "rounding": "down", "steps": 1},
     ]
+
+
+def test_merged_plans_take_the_narrowest_type_that_holds_them():
+    narrow = dataclasses.replace(
+        _trace([[0, 1], [1, 1]], "", 2), choices=np.int16([[0, 1], [1, 1]])
+    )
+    runs = [("exact", "-"), ("repair", "exponential")]
+    merged = perseus._merged_trace([narrow, _trace([[2, 300]], "", 1)], runs, "hull", "down")
+    assert merged.choices.dtype == np.int16
+    assert merged.choices.tolist() == [[0, 1], [1, 1], [2, 300]]
+    # An index beyond int16 keeps the wide type, whatever block it sits in.
+    merged = perseus._merged_trace([narrow, _trace([[2, 40000]], "", 1)], runs, "hull", "down")
+    assert merged.choices.dtype == np.int64
+    assert merged.choices.tolist() == [[0, 1], [1, 1], [2, 40000]]
+    assert perseus._plan_dtype([np.zeros((0, 2), np.int64), np.int8([[1, 2]])]) == np.int8
+    assert perseus._plan_dtype([np.uint16([[65535]]), np.int16([[1]])]) == np.uint16
+    assert perseus._plan_dtype([np.uint16([[65535]]), np.int16([[-1]])]) == np.int32
+
+
+def test_fastest_plan_joins_a_stopped_crawl_in_its_plan_type():
+    from energyopt.pipeline import synthetic_instance
+    from energyopt.pipeline.evaluator import evaluate
+
+    inst = synthetic_instance(2, 3, 4, seed=0)
+    k = inst.num_computations
+    trace = _trace([[0] * k, [1] * k], "max_steps=1", 1)
+    trace = dataclasses.replace(trace, choices=trace.choices.astype(np.int16))
+    got = perseus._with_fastest_plan(inst, trace)
+    assert got.choices.dtype == np.int16
+    assert got.choices[:2].tolist() == trace.choices.tolist()
+    fastest = [int(np.argmin(t)) for t in inst.option_times]  # by measured time
+    assert got.choices[2].tolist() == fastest
+    assert got.time_s[2] == evaluate(inst, fastest, None).iteration_time_s
+    assert np.isnan(got.planned_time_s[2])
 
 
 def test_frontier_stats_measures_planned_against_measured_times():
