@@ -292,6 +292,7 @@ def crawl(
     flow: str = "one",
     rounding: str = "down",
     finish: bool = True,
+    start: tuple[int, ...] | None = None,
 ) -> CrawlTrace:
     """Run Algorithm 1 and return every schedule it visits, measured.
 
@@ -323,6 +324,11 @@ def crawl(
         Close the rounding gap to T_min after the last cut (:func:`_finish_to_fastest`,
         energyopt's addition; ``False`` for Algorithm 1 as printed, which then ends on
         T_min's own schedule, every computation at its fastest option).
+    start
+        Option indices of a plan to start from instead of the minimal-energy
+        schedule (energyopt's addition, for the fast-end repair of
+        :mod:`~energyopt.pipeline.repair`): each computation starts at its option's
+        time on the grid, rounded as ``rounding`` says and clipped to the model's range.
     """
     tick = time.perf_counter()
     _check_instance(instance, tau_s)
@@ -332,6 +338,8 @@ def crawl(
     timer = IntegerTimer(dag, model.d_max)
     # Algorithm 1 starts from the minimal-energy schedule: every duration at its longest.
     d = model.d_max.copy()
+    if start is not None:
+        d = _start_durations(instance, model, start, tau_s, rounding)
     L0 = _planned_makespan(timer, d)
     expected_steps = L0 - _planned_makespan(timer, model.d_min)
     stats = _start_stats(float(tau_s), cost_model, flow, rounding, expected_steps)
@@ -354,6 +362,24 @@ def crawl(
         if bar is not None:
             bar.close()
     return _finish_and_score(instance, dag, model, state, tau_s, finish, tick)
+
+
+def _start_durations(
+    instance: PemInstance, model: _Model, start: tuple[int, ...], tau_s: float, rounding: str
+) -> np.ndarray:
+    """Grid durations of the plan ``start`` (option indices), as :func:`tabulate` rounds."""
+    n = instance.num_computations
+    if len(start) != n:
+        raise ValueError(f"start: {len(start)} option indices for {n} computations")
+    t = np.empty(n)
+    for i, (c, k) in enumerate(zip(instance.computations, start)):
+        times = instance.tables[c.table].time_s
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k < len(times):
+            raise ValueError(f"start[{i}] = {k!r}: not an option of table {c.table!r}")
+        t[i] = times[k]
+    q = t / tau_s
+    units = np.floor(q + 1e-9) if rounding == "down" else np.ceil(q - 1e-9)
+    return np.clip(units.astype(np.int64), model.d_min, model.d_max)
 
 
 def _planned_makespan(timer: IntegerTimer, d: np.ndarray) -> int:

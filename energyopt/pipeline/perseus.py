@@ -23,7 +23,7 @@ from energyopt.pipeline.hullcrawl import exact_crawl
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.paretoset import batch_evaluate, best_at, energy_pareto, frontier_points
 from energyopt.pipeline.relaxation import HullRelaxation, bound_curve, certify_frontier
-from energyopt.pipeline.repair import slow_end_trace
+from energyopt.pipeline.repair import fast_end_trace, slow_end_trace
 from energyopt.pipeline.results import pem_result
 from energyopt.pipeline.rounding import OptionArrays, rounded_plan
 
@@ -76,7 +76,7 @@ def perseus_frontier(
     verify
         Score the frontier's plans with the evaluator (:func:`frontier_points`).
     repair
-        Add the slow-end repair's plans to the hull crawl's (:func:`_repaired`).
+        Add the two end repairs' plans to the hull crawl's (:func:`_repaired`).
     polish
         ``K > 0``: the relaxation's rounded plans join the crawl's
         (:func:`polished_plans`): energyopt's improvement, not part of the paper's crawl.
@@ -190,24 +190,28 @@ def _repaired(
     time_limit: float | None,
     progress: bool | None,
 ) -> tuple[list[CrawlTrace], list[tuple[str, str]]]:
-    """The crawls' traces and runs with the slow-end repair's, after a complete hull crawl.
+    """The crawls' traces and runs with the two repairs', after a complete hull crawl.
 
     When the one run is the hull crawl (``crawl="exact"``, ``cost_model="hull"``)
     and it was not stopped early, the plans of Perseus' exponential-model crawl
-    over the slowest fifth of its makespans join its own, where the clock fitting
-    loses (:func:`energyopt.pipeline.repair.slow_end_trace`); they only add plans,
-    so the frontier never gets worse. Within ``time_limit`` the repair ends by
-    85 % of it, so the union is still scored.
+    over the slowest fifth of its makespans and from its plan a fifth of the way
+    up from T_min join its own, where the clock fitting loses
+    (:func:`~energyopt.pipeline.repair.slow_end_trace`,
+    :func:`~energyopt.pipeline.repair.fast_end_trace`); they only add plans, so
+    the frontier never gets worse. Within ``time_limit`` the repairs end by 85 %
+    of it, so the union is still scored.
     """
     if runs != [("exact", "-")] or _early(traces[0].stats["stopped"]):
         return traces, runs
-    left = None
-    if time_limit is not None:
-        left = 0.85 * time_limit - (time.perf_counter() - tick)
-    got = slow_end_trace(instance, traces[0], tau_s=tau_s, time_limit=left, progress=progress)
-    if got is None:
-        return traces, runs
-    return [*traces, got], [*runs, ("repair", "exponential")]
+    hull = traces[0]
+    for name, repair in (("repair", slow_end_trace), ("repair-fast", fast_end_trace)):
+        left = None
+        if time_limit is not None:
+            left = 0.85 * time_limit - (time.perf_counter() - tick)
+        got = repair(instance, hull, tau_s=tau_s, time_limit=left, progress=progress)
+        if got is not None:
+            traces, runs = [*traces, got], [*runs, (name, "exponential")]
+    return traces, runs
 
 
 def _merged_trace(

@@ -1,4 +1,4 @@
-"""The slow-end repair of the hull crawl (energyopt/pipeline/repair.py)."""
+"""The end repairs of the hull crawl (energyopt/pipeline/repair.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from energyopt.pipeline.crawl import crawl as grid_crawl
 from energyopt.pipeline.evaluator import evaluate
 from energyopt.pipeline.generators import random_dag_instance
 from energyopt.pipeline.paretoset import energy_at
-from energyopt.pipeline.repair import repair_steps, slow_end_trace
+from energyopt.pipeline.repair import fast_end_trace, repair_steps, slow_end_trace
 
 
 def _trace(times: list[float]) -> CrawlTrace:
@@ -74,8 +74,8 @@ def test_repaired_default_matches_both_at_the_slow_end():
     inst = synthetic_instance(4, 8, 10, seed=0)
     on = energyopt.solve(inst, "perseus", progress=False)
     both = energyopt.solve(inst, "perseus", progress=False, cost_model="both")
-    run = on.extra["runs"][-1]
-    assert run["cost_model"] == "repair" and run["steps"] > 0
+    run = next(r for r in on.extra["runs"] if r["cost_model"] == "repair")
+    assert run["steps"] > 0
     assert on.termination is TerminationReason.COMPLETED
     T = np.array([p.makespan_s for p in on.frontier])
     reached = T.max() - run["steps"] * 1e-3
@@ -102,3 +102,60 @@ def test_repair_stays_inside_the_time_limit():
     # A tiny limit stops the hull crawl; the repair then does not run at all.
     assert res.termination is TerminationReason.TIME_LIMIT
     assert all(r["cost_model"] != "repair" for r in res.extra.get("runs", []))
+
+
+def test_crawl_from_the_slowest_plan_is_the_crawl():
+    # Every computation at its slowest option lands on d_max (rounded down, clipped):
+    # the same start as Algorithm 1's, so the same plans.
+    inst = synthetic_instance(2, 4, 6, seed=1)
+    slowest = tuple(int(np.argmax(inst.tables[c.table].time_s)) for c in inst.computations)
+    kw = {"tau_s": 1e-3, "cost_model": "exponential", "progress": False}
+    np.testing.assert_array_equal(
+        grid_crawl(inst, start=slowest, **kw).choices, grid_crawl(inst, **kw).choices
+    )
+
+
+@pytest.mark.parametrize(
+    "start, message",
+    [((0,), "option indices for"), ("bad", "option indices for"), (None, "not an option")],
+)
+def test_crawl_start_is_checked(start, message):
+    inst = synthetic_instance(2, 2, 4, seed=0)
+    if start is None:  # right length, one index past its table
+        start = (0,) * (inst.num_computations - 1) + (99,)
+    with pytest.raises(ValueError, match=message):
+        grid_crawl(inst, start=start, progress=False)
+    with pytest.raises(ValueError, match="not an option"):
+        grid_crawl(inst, start=(True,) + (0,) * (inst.num_computations - 1), progress=False)
+
+
+def test_fast_end_trace_runs_from_a_fifth_up_to_t_min():
+    inst = synthetic_instance(4, 8, 10, seed=0)
+    hull = energyopt.solve(inst, "perseus", progress=False, repair=False)
+    plans = np.array([p.solution.choice for p in hull.frontier])
+    T = np.array([p.makespan_s for p in hull.frontier])
+    E = np.array([p.objective for p in hull.frontier])
+    trace = CrawlTrace(plans, T, E, T, E, {})
+    got = fast_end_trace(inst, trace, tau_s=1e-3)
+    assert got is not None and got.stats["stopped"] == ""
+    target = T.min() + 0.2 * (T.max() - T.min())
+    start = got.stats["repair"]["start_time_s"]
+    assert start <= target and start in set(T)
+    # It ends at T_min's plan and never plans slower than its start (rounding down
+    # to the grid can measure up to one tau slower).
+    assert got.time_s.min() == pytest.approx(T.min(), abs=1e-12)
+    assert got.time_s.max() <= start + 1e-3
+    assert fast_end_trace(inst, trace, share=0.0) is None
+    assert fast_end_trace(inst, trace, time_limit=0.0) is None
+
+
+def test_repaired_default_at_or_below_both_everywhere_on_8x16():
+    # Both ends repaired: on synthetic 8 x 16 (8 clocks, seed 2) the default is at or
+    # below cost_model="both" at every one of its 1383 points; with the slow end alone
+    # it lost at 2 points near T_min (up to +0.057 %).
+    inst = synthetic_instance(8, 16, 8, seed=2)
+    on = energyopt.solve(inst, "perseus", progress=False)
+    assert {r["cost_model"] for r in on.extra["runs"]} >= {"repair", "repair-fast"}
+    both = energyopt.solve(inst, "perseus", progress=False, cost_model="both")
+    for p in both.frontier:
+        assert energy_at(inst, on.frontier, p.makespan_s) <= p.objective * (1 + 1e-12)
