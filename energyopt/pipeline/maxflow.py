@@ -201,6 +201,115 @@ def min_cut_one_flow(
     return MinCut("ok", side)
 
 
+class OneFlowCutter:
+    """:func:`min_cut_one_flow` (no contraction, no input checks) for calls that share arcs.
+
+    A crawl asks for one minimum cut per step, and between two steps the arcs
+    (``num_nodes``, ``tail``, ``head``, ``source``, ``sink``) rarely change, only the
+    bounds do. While they stay, one OR-Tools ``SimpleMaxFlow`` keeps its arcs and
+    each call only rewrites the capacities. The capacities are
+    :func:`min_cut_one_flow`'s, computed by the same functions; its node-term arcs
+    ``source -> v`` (``b(v) > 0``) and ``v -> sink`` (``b(v) < 0``) are kept for every
+    node that may need one (the ends of arcs with a lower bound or a finite upper
+    one, and any node with a term now), with capacity zero while ``b(v)`` does not
+    ask for it. An arc of capacity zero carries no flow and is in no residual
+    graph, and the source side found is what the source reaches in the residual
+    graph of a maximum flow, which is the same set for every maximum flow and
+    every order of the arcs: so every call returns exactly
+    :func:`min_cut_one_flow`'s cut. A call whose arcs differ, or that needs a
+    node-term arc the network lacks, builds a new network.
+    """
+
+    def __init__(self) -> None:
+        self._key: tuple | None = None
+        self._tail = np.zeros(0, dtype=np.int64)
+        self._head = np.zeros(0, dtype=np.int64)
+        self._pos = np.zeros(0, dtype=bool)  # nodes with an arc source -> v
+        self._neg = np.zeros(0, dtype=bool)  # nodes with an arc v -> sink
+        self._flow = None
+        self._arc_ids = np.zeros(0, dtype=np.int32)
+        self._caps = np.zeros(0, dtype=np.int64)
+        #: Networks built so far (one per change of the arcs or of the node terms).
+        self.builds = 0
+
+    def __call__(
+        self,
+        num_nodes: int,
+        tail: np.ndarray,
+        head: np.ndarray,
+        lower: np.ndarray,
+        upper: np.ndarray,
+        source: int,
+        sink: int,
+    ) -> MinCut:
+        """The minimum cut of :func:`min_cut_one_flow` (same arguments, ``check=False``)."""
+        tail = np.asarray(tail, dtype=np.int64)
+        head = np.asarray(head, dtype=np.int64)
+        lower = np.asarray(lower, dtype=float)
+        upper = np.asarray(upper, dtype=float)
+        inf = ~np.isfinite(upper)
+        lo, span = _one_flow_capacities(lower, upper, inf)
+        b = _lower_bound_node_terms(tail, head, lo, num_nodes)
+        if not self._fits(num_nodes, tail, head, source, sink, b):
+            self._build(num_nodes, tail, head, lower, inf, source, sink, b)
+        m, caps = len(span), self._caps
+        caps[:m] = span
+        caps[m:] = np.concatenate([np.maximum(b[self._pos], 0), np.maximum(-b[self._neg], 0)])
+        g = self._flow
+        g.set_arcs_capacity(self._arc_ids, caps)
+        if g.solve(source, sink) != g.OPTIMAL:
+            raise ArithmeticError("max flow did not solve to optimality")
+        side = np.zeros(num_nodes, dtype=bool)
+        side[np.asarray(g.get_source_side_min_cut(), dtype=np.int64)] = True
+        if (inf & side[tail] & ~side[head]).any():
+            return MinCut("infinite")
+        return MinCut("ok", side)
+
+    def _fits(
+        self,
+        num_nodes: int,
+        tail: np.ndarray,
+        head: np.ndarray,
+        source: int,
+        sink: int,
+        b: np.ndarray,
+    ) -> bool:
+        """Whether the kept network has these arcs and a node-term arc for every term."""
+        if self._key != (num_nodes, source, sink):
+            return False
+        same = np.array_equal(tail, self._tail) and np.array_equal(head, self._head)
+        return same and not ((b > 0) & ~self._pos).any() and not ((b < 0) & ~self._neg).any()
+
+    def _build(
+        self,
+        num_nodes: int,
+        tail: np.ndarray,
+        head: np.ndarray,
+        lower: np.ndarray,
+        inf: np.ndarray,
+        source: int,
+        sink: int,
+        b: np.ndarray,
+    ) -> None:
+        """A new network: the arcs, then ``source -> v`` and ``v -> sink`` node-term arcs."""
+        bounded = (lower > 0) | ~inf  # arcs whose bounds can give their ends a node term
+        self._pos = b > 0
+        self._pos[head[bounded]] = True
+        self._neg = b < 0
+        self._neg[tail[bounded]] = True
+        pos, neg = np.flatnonzero(self._pos), np.flatnonzero(self._neg)
+        g = max_flow.SimpleMaxFlow()
+        g.add_arcs_with_capacity(tail, head, np.zeros(len(tail), dtype=np.int64))
+        g.add_arcs_with_capacity(np.full(len(pos), source), pos, np.zeros(len(pos), dtype=np.int64))
+        g.add_arcs_with_capacity(neg, np.full(len(neg), sink), np.zeros(len(neg), dtype=np.int64))
+        k = len(tail) + len(pos) + len(neg)
+        self._flow, self._key = g, (num_nodes, source, sink)
+        self._tail, self._head = tail.copy(), head.copy()  # the caller may reuse its arrays
+        self._arc_ids = np.arange(k, dtype=np.int32)
+        self._caps = np.zeros(k, dtype=np.int64)
+        self.builds += 1
+
+
 def _contract_free_arcs(
     num_nodes: int,
     tail: np.ndarray,
