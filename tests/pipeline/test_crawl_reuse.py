@@ -52,19 +52,61 @@ def test_one_flow_cutter_gives_min_cut_one_flows_cut_on_every_call(seed):
     assert 4 <= cutter.builds < calls
 
 
-def test_one_flow_cutter_rebuilds_when_a_node_term_appears():
+def test_one_flow_cutter_adds_an_arc_when_a_node_term_appears():
     # 0 -> 1 -> 2 with (0, inf) arcs: no node terms, so the first network has none.
     tail, head = np.array([0, 1]), np.array([1, 2])
     cutter = OneFlowCutter()
     free = cutter(3, tail, head, np.zeros(2), np.full(2, math.inf), 0, 2)
     assert free.status == "infinite" and cutter.builds == 1
-    # A lower bound on an arc that had none gives its ends node terms: a new network.
+    # A lower bound on an arc that had none gives its ends node terms: arcs are added.
     lower, upper = np.array([0.0, 2.0]), np.array([math.inf, 5.0])
     got = cutter(3, tail, head, lower, upper, 0, 2)
     want = min_cut_one_flow(3, tail, head, lower, upper, 0, 2)
-    assert cutter.builds == 2
+    assert cutter.builds == 1
     np.testing.assert_array_equal(got.source_side, want.source_side)
     assert got.source_side.tolist() == [True, True, False]
+
+
+def _chain(m, rng):
+    # Computation arcs 2j -> 2j + 1 with bounds, joined by (0, inf) arcs 2j + 1 -> 2j + 2,
+    # from the source 2m to the sink 2m + 1: every start merges into the end before it.
+    tail = np.concatenate([2 * np.arange(m), 2 * np.arange(m - 1) + 1, [2 * m, 2 * m - 1]])
+    head = np.concatenate([2 * np.arange(m) + 1, 2 * np.arange(1, m), [0, 2 * m + 1]])
+    upper = np.concatenate([rng.uniform(1, 10, m), np.full(m + 1, math.inf)])
+    lower = np.concatenate([rng.uniform(0, 1, m) * upper[:m], np.zeros(m + 1)])
+    lower[:m][rng.random(m) < 0.3] = 0.0
+    # Some at their fastest (no upper bound), never free: a free one would merge too.
+    upper[:m][(rng.random(m) < 0.1) & (lower[:m] > 0)] = math.inf
+    return tail, head, lower, upper
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_one_flow_cutter_merges_chains_to_the_same_cut(seed):
+    rng = np.random.default_rng(900 + seed)
+    m = 12
+    cutter = OneFlowCutter()
+    for _ in range(5):
+        tail, head, lower, upper = _chain(m, rng)
+        got = cutter(2 * m + 2, tail, head, lower, upper, 2 * m, 2 * m + 1)
+        want = min_cut_one_flow(2 * m + 2, tail, head, lower, upper, 2 * m, 2 * m + 1)
+        assert got.status == want.status
+        if want.status == "ok":
+            np.testing.assert_array_equal(got.source_side, want.source_side)
+    # The starts (and the first one into the source) merged: about half the nodes.
+    assert cutter.builds == 1 and len(cutter._merged) == m
+
+
+def test_one_flow_cutter_leaves_a_cycle_of_free_arcs_unmerged():
+    # 1 -> 2 -> 3 -> 1 each the only arc into its head: pointer jumping never settles.
+    tail = np.array([0, 1, 2, 3, 0, 2])
+    head = np.array([4, 2, 3, 1, 5, 5])
+    lower = np.array([0.0, 0.0, 0.0, 0.0, 1.0, 0.5])
+    upper = np.array([3.0, math.inf, math.inf, math.inf, 2.0, 4.0])
+    cutter = OneFlowCutter()
+    got = cutter(6, tail, head, lower, upper, 0, 5)
+    want = min_cut_one_flow(6, tail, head, lower, upper, 0, 5)
+    assert len(cutter._merged) == 0 and got.status == want.status
+    np.testing.assert_array_equal(got.source_side, want.source_side)
 
 
 def _fresh_capacity_dag(model, timer, graph, d):
