@@ -38,6 +38,10 @@ are exact. Safeguards and additions the paper does not spell out:
 - grid rounding makes the last schedule measure a little slower than T_min (all
   fastest options); :func:`_finish_to_fastest` closes that gap with min-cut steps
   on the measured times.
+- between two steps the Critical DAG rarely changes: the last step's critical set
+  is tried first (:func:`_critical_mask`) and, with ``flow="one"``, one flow network
+  is kept (:class:`~energyopt.pipeline.maxflow.OneFlowCutter`); both give exactly
+  what a fresh computation gives.
 
 All counted in ``stats``. Every schedule is converted to clocks (the slowest
 Pareto-optimal option that meets the plan, Perseus 4.3) and scored with the
