@@ -38,6 +38,10 @@ are exact. Safeguards and additions the paper does not spell out:
 - grid rounding makes the last schedule measure a little slower than T_min (all
   fastest options); :func:`_finish_to_fastest` closes that gap with min-cut steps
   on the measured times.
+- between two steps the Critical DAG rarely changes: the last step's critical set
+  is tried first (:func:`_critical_mask`) and, with ``flow="one"``, one flow network
+  is kept (:class:`~energyopt.pipeline.maxflow.OneFlowCutter`); both give exactly
+  what a fresh computation gives.
 
 All counted in ``stats``. Every schedule is converted to clocks (the slowest
 Pareto-optimal option that meets the plan, Perseus 4.3) and scored with the
@@ -48,7 +52,6 @@ step stay in :class:`CrawlTrace`.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import time
 from typing import Any, NamedTuple
@@ -59,7 +62,7 @@ from energyopt.core.instance import InstanceError
 from energyopt.pipeline.costmodels import COST_MODELS, TabulatedCost, tabulate
 from energyopt.pipeline.dag import CompactDag, IntegerTimer
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.maxflow import min_cut_one_flow, min_cut_with_lower_bounds
+from energyopt.pipeline.maxflow import OneFlowCutter, min_cut_one_flow, min_cut_with_lower_bounds
 from energyopt.pipeline.paretoset import batch_evaluate
 
 #: Crawls expected to run longer than this show a progress bar.
@@ -238,6 +241,10 @@ class _CapacityDag(NamedTuple):
         Node ids of every edge (see :meth:`_EdgeCentricDag.edges`).
     lower, upper
         Flow bounds: Eq. 8 on computation edges, ``(0, inf)`` on the others.
+    crit_mask, key
+        The critical computations as a mask, and the mask of everything that decides
+        the edges (critical, starting at 0, ending at the makespan, tight): the next
+        step's :func:`_critical_dag` starts from them.
     """
 
     crit: np.ndarray
@@ -245,6 +252,8 @@ class _CapacityDag(NamedTuple):
     head: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
+    crit_mask: np.ndarray | None = None
+    key: np.ndarray | None = None
 
 
 @dataclasses.dataclass
@@ -431,8 +440,9 @@ def _progress_bar(progress: bool | None, expected_steps: int, n: int) -> Any:
 def _cut_function(flow: str) -> Any:
     """The minimum-cut routine of ``flow`` (Algorithm 2, step 4)."""
     if flow == "one":
-        # The crawl builds valid bounds itself: skip the per-call input checks.
-        return functools.partial(min_cut_one_flow, check=False)
+        # The same cut as min_cut_one_flow (valid bounds, no checks), keeping its flow
+        # network between steps: the Critical DAG rarely changes from one step to the next.
+        return OneFlowCutter()
     return min_cut_with_lower_bounds
 
 
@@ -471,6 +481,7 @@ def _crawl_steps(
     Ends with ``state.stats["stopped"]`` set to the reason.
     """
     stats = state.stats
+    capacity_dag = None
     while True:
         es, ef, L = _undo_slowdowns(state, timer)
         if max_steps is not None and state.steps >= max_steps:
@@ -479,7 +490,7 @@ def _crawl_steps(
         if time_limit is not None and time.perf_counter() - tick > time_limit:
             stats["stopped"] = f"time_limit={time_limit}"
             return
-        capacity_dag = _critical_dag(model, timer, graph, state.durations, es, ef, L)
+        capacity_dag = _critical_dag(model, timer, graph, state.durations, es, ef, L, capacity_dag)
         cut, lower_used = _min_cut_step(cut_fn, capacity_dag, graph, stats)
         if cut.status != "ok":
             stats["stopped"] = "no finite cut: fastest schedule reached"
@@ -538,6 +549,7 @@ def _critical_dag(
     es: np.ndarray,
     ef: np.ndarray,
     L: int,
+    previous: _CapacityDag | None = None,
 ) -> _CapacityDag:
     """The Critical DAG of the durations ``d`` with Eq. 8's bounds (Algorithm 2, 2-3).
 
@@ -551,25 +563,61 @@ def _critical_dag(
         The cost model's grids, the longest-path timer and the edge-centric DAG.
     d, es, ef, L
         Durations, earliest starts and finishes, and makespan (units of tau).
+    previous
+        The last step's Critical DAG, if any: its critical set is tried first
+        (:func:`_critical_mask`), and its edges are reused when nothing that
+        decides them changed.
 
     Returns
     -------
     _CapacityDag
         The critical edges with ``(e-, e+)`` on computations and ``(0, inf)`` elsewhere.
     """
-    crit_mask = es + timer.tail(d) == L
-    crit = np.flatnonzero(crit_mask)
-    tight = crit_mask[graph.prec_from] & crit_mask[graph.prec_to]
-    tight &= ef[graph.prec_from] == es[graph.prec_to]
-    starts = crit[es[crit] == 0]
-    ends = crit[ef[crit] == L]
+    tight_all = ef[graph.prec_from] == es[graph.prec_to]
+    known = previous.crit_mask if previous is not None else None
+    crit_mask = _critical_mask(timer, graph, d, es, ef, L, tight_all, known)
+    tight = crit_mask[graph.prec_from] & crit_mask[graph.prec_to] & tight_all
+    key = np.concatenate([crit_mask, crit_mask & (es == 0), crit_mask & (ef == L), tight])
+    if previous is not None and np.array_equal(key, previous.key):
+        crit, tail, head = previous.crit, previous.tail, previous.head
+    else:
+        crit = np.flatnonzero(crit_mask)
+        starts = crit[es[crit] == 0]
+        ends = crit[ef[crit] == L]
+        tail, head = graph.edges(crit, tight, starts, ends)
     col = d[crit] - model.d_min[crit]
     table = model.table_of[crit]
-    tail, head = graph.edges(crit, tight, starts, ends)
-    others = int(tight.sum()) + len(starts) + len(ends)
+    others = len(tail) - len(crit)
     lower = np.concatenate([model.lower[table, col], np.zeros(others)])
     upper = np.concatenate([model.upper[table, col], np.full(others, math.inf)])
-    return _CapacityDag(crit, tail, head, lower, upper)
+    return _CapacityDag(crit, tail, head, lower, upper, crit_mask, key)
+
+
+def _critical_mask(
+    timer: IntegerTimer,
+    graph: _EdgeCentricDag,
+    d: np.ndarray,
+    es: np.ndarray,
+    ef: np.ndarray,
+    L: int,
+    tight: np.ndarray,
+    known: np.ndarray | None,
+) -> np.ndarray:
+    """The critical computations (``es + tail == L``), from ``known`` when it still holds.
+
+    A computation is critical exactly when it ends at ``L`` or has a tight
+    precedence (``tight``, over all precedences) to a critical one: its tail is its
+    duration plus the longest tail after it, and a successor starts no earlier than
+    it ends and ends no later than ``L``. On a DAG this recursion has one solution,
+    so when ``known`` (the last step's set, which most steps keep) solves it, it is
+    the critical set, found without the longest-path run for the tails.
+    """
+    if known is not None:
+        solves = ef == L
+        solves[graph.prec_from[tight & known[graph.prec_to]]] = True
+        if np.array_equal(solves, known):
+            return known
+    return es + timer.tail(d) == L
 
 
 def _min_cut_step(

@@ -73,20 +73,33 @@ class CompactDag:
             lf[v] = m
         return lf
 
+    @functools.cached_property
+    def _level_preds(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per depth level: its nodes and their predecessors, padded with ``n``."""
+        out = []
+        for nodes, slots in self.levels:
+            prd = np.full((len(nodes), max(len(slots), 1)), self.n, dtype=np.int64)
+            for j, (pos, p) in enumerate(slots):
+                prd[pos, j] = p
+            out.append((nodes, prd))
+        return out
+
     def makespans(self, times: np.ndarray, chunk: int = 512) -> np.ndarray:
-        """Makespan of each row of ``times`` (points x computations), level by level."""
+        """Makespan of each row of ``times`` (points x computations), level by level.
+
+        A start is the largest finish among its predecessors and 0 (the padding
+        reads a row of zeros); the maximum is exact, so the order of the
+        predecessors does not change a bit of it.
+        """
         P = times.shape[0]
         out = np.zeros(P)
         for lo in range(0, P, chunk):
             # Computations x points: each level then reads and writes whole rows.
             tt = np.ascontiguousarray(times[lo : lo + chunk].T)
-            finish = np.zeros_like(tt)
-            for nodes, slots in self.levels:
-                start = np.zeros((len(nodes), tt.shape[1]))
-                for pos, prd in slots:
-                    start[pos] = np.maximum(start[pos], finish[prd])
-                finish[nodes] = start + tt[nodes]
-            out[lo : lo + chunk] = finish.max(axis=0) if self.n else 0.0
+            finish = np.zeros((self.n + 1, tt.shape[1]))
+            for nodes, prd in self._level_preds:
+                finish[nodes] = finish[prd].max(axis=1) + tt[nodes]
+            out[lo : lo + chunk] = finish[: self.n].max(axis=0) if self.n else 0.0
         return out
 
 
