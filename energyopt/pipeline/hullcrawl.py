@@ -110,10 +110,10 @@ def _crawl_samples(
         ds, cost, guess = _seconds_and_cost(path, dq, table_rows)
         cap = np.where(kk == last, t_min, np.inf)
         pos, t = fitter.fit_rows(ds, cap, guess=guess)
-        fitter.option_rows(pos, plans[lo : lo + len(kk)])
+        idx = fitter.option_rows(pos, plans[lo : lo + len(kk)])
         lp_cost.append(cost)
         T_meas.append(fitter.makespans_rows(t))
-        e_sum, t_sum = fitter.sums_in_order(pos, t)
+        e_sum, t_sum = fitter.sums_in_order(pos, t, idx)
         E_meas.append(e_sum + instance.p_blocking_w * (instance.num_stages * T_meas[-1] - t_sum))
         done = lo + len(kk)
     got = _Samples(
