@@ -233,7 +233,7 @@ class ClockFitter:
         """Pareto positions in level order (computations x plans) of rows of option indices."""
         P, n = plans.shape
         by_row = self._scratch("by_row", n, P, plans.dtype)
-        _transpose_into(plans, by_row)
+        transpose_into(plans, by_row)
         idx = self._scratch("idx", n, P, np.int64)
         inv_offset = self.row_table[:, None] * self.inv_width
         np.add(np.take(by_row, self.order, axis=0), inv_offset, out=idx)
@@ -252,7 +252,7 @@ class ClockFitter:
         n, P = pos.shape
         idx = self._flat_in_order(pos)
         opt = np.take(self.flat_index, idx, out=self._scratch("opt", n, P, np.int16), mode="clip")
-        _transpose_into(opt, out)
+        transpose_into(opt, out)
         return idx
 
     def _flat_in_order(self, pos: np.ndarray) -> np.ndarray:
@@ -338,12 +338,12 @@ def sum_in_order(x: np.ndarray) -> np.ndarray:
     return x.sum(axis=0)
 
 
-#: Rows per block of :func:`_transpose_into`: a block's source rows and its slice of
+#: Rows per block of :func:`transpose_into`: a block's source rows and its slice of
 #: the destination rows stay in the cache (about 7x faster than one strided copy).
 _TRANSPOSE_BLOCK = 16
 
 
-def _transpose_into(src: np.ndarray, dst: np.ndarray) -> None:
+def transpose_into(src: np.ndarray, dst: np.ndarray) -> None:
     """``dst[...] = src.T``, a block of rows of ``src`` at a time (the values are copied as is)."""
     for lo in range(0, src.shape[0], _TRANSPOSE_BLOCK):
         dst[:, lo : lo + _TRANSPOSE_BLOCK] = src[lo : lo + _TRANSPOSE_BLOCK].T

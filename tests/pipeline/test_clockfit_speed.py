@@ -217,34 +217,43 @@ def test_a_last_plan_alone_in_its_chunk_is_scored_pairwise():
 
 
 @pytest.mark.parametrize("inst", INSTANCES)
-def test_lp_durations_seconds_and_cost_match_the_plain_formulas(inst):
+@pytest.mark.parametrize("first", [0, 7, 30])
+def test_lp_durations_seconds_and_cost_match_the_plain_formulas(inst, first):
     path = hull_path(inst)
     fitter = ClockFitter(inst)
     rows = hullcrawl._TableRows(path.hulls, fitter)
     k, T_q = sample_times(path, 2e-4)
-    kk, tq = k[:50], T_q[:50]
+    kk, tq = k[first : first + 50], T_q[first : first + 50]
     k0 = int(kk[0])
     d_k = hullcrawl._durations_at(path, k0, 0, path.d0, None)
     np.testing.assert_array_equal(d_k, path.d0 + path.delta[:k0] @ path.rate[:k0].astype(np.int64))
-    starts = event_durations(path, k0, int(kk[-1]) + 1, d_k)
-    plain = (starts[kk - k0] + (path.L[kk] - tq)[:, None] * path.rate[kk].astype(np.int64)).T
-    dq = hullcrawl._sample_quanta(path, starts, kk, tq, rows.order)
-    np.testing.assert_array_equal(dq, plain[rows.order])
-    ds, cost, guess = hullcrawl._seconds_and_cost(path, dq, rows)
+    starts = hullcrawl._event_starts(path, k0, int(kk[-1]) + 1, d_k)
+    np.testing.assert_array_equal(starts, event_durations(path, k0, int(kk[-1]) + 1, d_k).T)
+    plain = (starts.T[kk - k0] + (path.L[kk] - tq)[:, None] * path.rate[kk].astype(np.int64)).T
+    s, c, dq = hullcrawl._moving(path, starts, k0, kk - k0, path.L[kk] - tq)
+    moves = plain != starts[:, kk - k0]
+    assert moves.any(), "some duration should move within its event for this test to bite"
+    np.testing.assert_array_equal(np.sort(c * len(kk) + s), np.flatnonzero(moves))
+    np.testing.assert_array_equal(dq, plain[c, s])
+    ds, cost, guess = hullcrawl._lp_rows(path, starts, kk, tq, rows)
     np.testing.assert_array_equal(ds, ref.exact_seconds(path, plain)[fitter.order])
     h = path.hulls
     want = np.zeros(len(kk))
     for kt, r in h.groups:
         want += np.interp(plain[r], h.q[kt], h.vc[kt]).sum(axis=0)
     np.testing.assert_array_equal(cost, want)
-    assert guess.shape == ds.shape and guess.min() >= 0
+    vertex_guess = np.empty(plain.shape, dtype=np.int64)
+    for kt, r in h.groups:
+        at = np.minimum(np.searchsorted(h.q[kt], plain[r]), len(h.q[kt]) - 1)
+        vertex_guess[r] = rows.guess[kt][at]
+    np.testing.assert_array_equal(guess, vertex_guess[fitter.order])
 
 
 @pytest.mark.parametrize("inst", INSTANCES)
 def test_durations_at_a_later_event_from_the_last_chunk(inst):
     path = hull_path(inst)
     k1 = len(path.L)
-    starts = event_durations(path, 0, max(1, k1 // 2), path.d0)
+    starts = hullcrawl._event_starts(path, 0, max(1, k1 // 2), path.d0)
     for k0 in range(k1):
         want = path.d0 + path.delta[:k0] @ path.rate[:k0].astype(np.int64)
         np.testing.assert_array_equal(hullcrawl._durations_at(path, k0, 0, path.d0, starts), want)
