@@ -104,12 +104,13 @@ class ClockFitter:
         self.row_offset = (self.row_table * self.width)[:, None]  # each row's start, flat
         self.table_offset = (tk * self.width)[:, None]  # the same in the instance's order
         ends = np.cumsum([len(nodes) for nodes in self.levels], dtype=np.int64)
-        # Per level: its rows, neighbours, offsets into the flat tables and Pareto times.
+        # Per level: its rows, neighbours (by column, :func:`_columns`), offsets into the
+        # flat tables and Pareto times.
         self.spans = [
             (
                 slice(lo, hi),
-                pred[lo:hi],
-                succ[lo:hi],
+                _columns(pred[lo:hi]),
+                _columns(succ[lo:hi]),
                 self.row_offset[lo:hi],
                 [self.times[k] for k in self.row_table[lo:hi].tolist()],
             )
@@ -210,7 +211,8 @@ class ClockFitter:
         fin = self._scratch("fin", n + 1, P)
         fin[n] = 0.0
         for rows, pred, *_ in self.spans:
-            np.add(fin[pred].max(axis=1), durations_s[rows], out=fin[rows])
+            _reduce_rows(np.maximum, fin, pred, fin[rows])
+            fin[rows] += durations_s[rows]
         return fin[:n].max(axis=0)
 
     def sums_in_order(
@@ -271,7 +273,8 @@ class ClockFitter:
         start[n] = T
         lf = self._scratch("lf", n, P)
         for rows, _, succ, *_ in reversed(self.spans):
-            np.minimum(start[succ].min(axis=1), T, out=lf[rows])
+            _reduce_rows(np.minimum, start, succ, lf[rows])
+            np.minimum(lf[rows], T, out=lf[rows])
             np.subtract(lf[rows], durations[rows], out=start[rows])
         return lf
 
@@ -298,13 +301,14 @@ class ClockFitter:
         if guess is not None and not floor:
             pos[...] = guess
         pick = _slower_fitting if floor else _slowest_fitting if guess is None else _guessed_fitting
+        if es_out is None:
+            es_out = self._scratch("es_fw", n, P)
+        room = self._scratch("room", n, P)
         for rows, pred, _, off, tv in self.spans:
-            es = fin[pred].max(axis=1)
-            room = lf[rows] - es
-            pick(tv, self.flat_times, off, room, pos[rows], t[rows])
+            es = _reduce_rows(np.maximum, fin, pred, es_out[rows])
+            np.subtract(lf[rows], es, out=room[rows])
+            pick(tv, self.flat_times, off, room[rows], pos[rows], t[rows])
             np.add(es, t[rows], out=fin[rows])
-            if es_out is not None:
-                es_out[rows] = es
         return fin[:n].max(axis=0)
 
     def _backward(
@@ -320,15 +324,45 @@ class ClockFitter:
             fin[n] = 0.0
             es = self._scratch("es", n, P)
             for rows, pred, *_ in self.spans:
-                es[rows] = fin[pred].max(axis=1)
+                _reduce_rows(np.maximum, fin, pred, es[rows])
                 np.add(es[rows], t[rows], out=fin[rows])
         start = self._scratch("start", n + 1, P)
         start[n] = T
+        lf, room = self._scratch("lf", n, P), self._scratch("room", n, P)
         for rows, _, succ, off, tv in reversed(self.spans):
-            lf = np.minimum(start[succ].min(axis=1), T)
-            room = lf - es[rows]
-            _slower_fitting(tv, self.flat_times, off, room, pos[rows], t[rows])
-            np.subtract(lf, t[rows], out=start[rows])
+            _reduce_rows(np.minimum, start, succ, lf[rows])
+            np.minimum(lf[rows], T, out=lf[rows])
+            np.subtract(lf[rows], es[rows], out=room[rows])
+            _slower_fitting(tv, self.flat_times, off, room[rows], pos[rows], t[rows])
+            np.subtract(lf[rows], t[rows], out=start[rows])
+
+
+def _columns(neighbours: np.ndarray) -> list[slice | np.ndarray]:
+    """A level's padded neighbour rows by column: a slice where a column is a run of
+    consecutive rows (a view, no copy), its indices otherwise."""
+    cols: list[slice | np.ndarray] = []
+    for col in neighbours.T:
+        step = np.diff(col)
+        if len(col) and np.all(step == 1):
+            cols.append(slice(int(col[0]), int(col[-1]) + 1))
+        else:
+            cols.append(np.ascontiguousarray(col))
+    return cols
+
+
+def _reduce_rows(op: np.ufunc, a: np.ndarray, cols: list, out: np.ndarray) -> np.ndarray:
+    """``op`` (``np.maximum`` / ``np.minimum``) over the rows ``a[c]`` of each column ``c``
+    (:func:`_columns`), into ``out``: the padded neighbour rows' extremum, row by row.
+
+    Exact in any order (no rounding), so the same as the extremum over the gathered rows.
+    """
+    if len(cols) == 1:
+        out[...] = a[cols[0]]
+        return out
+    op(a[cols[0]], a[cols[1]], out=out)
+    for c in cols[2:]:
+        op(out, a[c], out=out)
+    return out
 
 
 def sum_in_order(x: np.ndarray) -> np.ndarray:
