@@ -18,7 +18,10 @@ array operations (the computations of a level depend on none of each other).
 A pass that starts from a plan (every pass but the first) searches the options
 only of the computations whose next slower option fits for some plan; the others
 keep theirs. The work arrays live as long as the fitter, so that chunk after chunk
-of plans reuses the same memory.
+of plans reuses the same memory. Inside the fitter an option is named by its *flat
+position*: its index into the flat tables (:meth:`ClockFitter._flat_tables`), its
+table's row start plus its Pareto position, so that its time, the next slower
+option's time, its energy and its option index are each one gather away.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ class ClockFitter:
     Arrays are laid out computations x plans, so that each computation's row is
     contiguous. The public methods take and give computations in the instance's
     order; the ``*_rows`` methods and the passes work in level order (``order``:
-    the computation of each row, ``rank``: the row of each computation).
+    the computation of each row, ``rank``: the row of each computation), on flat
+    positions (module doc).
     """
 
     def __init__(self, instance: PemInstance, dag: CompactDag | None = None) -> None:
@@ -86,7 +90,9 @@ class ClockFitter:
         if any(len(ix) and ix.max() >= 2**15 for ix in self.index):
             raise ValueError("ClockFitter: a table has more than 32767 options")
         self.inv_width = max((len(t) for t in self.inverse), default=1)
-        self.flat_inverse = _padded(self.inverse, self.inv_width, -1)
+        # Option index -> flat position (-1: not Pareto-optimal).
+        flat = [np.where(inv >= 0, inv + k * self.width, -1) for k, inv in enumerate(self.inverse)]
+        self.flat_inverse = _padded(flat, self.inv_width, -1)
 
     def _level_arrays(self, dag: CompactDag, tk: np.ndarray) -> None:
         """Neighbours, tables and per-level slices in level order (the passes' layout)."""
@@ -102,7 +108,6 @@ class ClockFitter:
         pred, succ = self.rank[pred[self.order]], self.rank[succ[self.order]]
         self.row_table = tk[self.order]
         self.row_offset = (self.row_table * self.width)[:, None]  # each row's start, flat
-        self.table_offset = (tk * self.width)[:, None]  # the same in the instance's order
         ends = np.cumsum([len(nodes) for nodes in self.levels], dtype=np.int64)
         # Per level: its rows, neighbours (by column, :func:`_columns`), offsets into the
         # flat tables and Pareto times.
@@ -136,8 +141,8 @@ class ClockFitter:
         passes: int = 2,
         guess: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Pareto positions meeting each column's planned makespan, computations in
-        level order (rows ``order``), in and out.
+        """Flat positions (module doc) meeting each column's planned makespan,
+        computations in level order (rows ``order``), in and out.
 
         ``durations_s`` is computations x plans (seconds). Each plan meets, with
         measured times, the makespan of its planned durations, or ``cap_s`` where
@@ -149,9 +154,10 @@ class ClockFitter:
         Further passes (``passes`` in all, alternating direction) give each
         computation the slack the plan itself leaves it (:meth:`_relax`).
 
-        ``guess``: Pareto positions the first pass likely picks (any positions will
-        do; they only save searches where right). Returns the Pareto positions and
-        their measured times (s): work arrays, valid until the fitter's next call.
+        ``guess``: flat positions the first pass likely picks (any positions in each
+        row's table will do; they only save searches where right). Returns the flat
+        positions and their measured times (s): work arrays, valid until the fitter's
+        next call.
         Map them to option indices with :meth:`option_rows`.
         """
         n, P = durations_s.shape
@@ -173,7 +179,7 @@ class ClockFitter:
         t: np.ndarray | None = None,
         es: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """Give slack back to plans (level-order Pareto positions, updated in place) within ``T``.
+        """Give slack back to plans (level-order flat positions, updated in place) within ``T``.
 
         Alternates a pass from the last computations backwards with one from the
         first forwards; each computation takes the slowest option that fits
@@ -218,11 +224,11 @@ class ClockFitter:
     def sums_in_order(
         self, pos: np.ndarray, t: np.ndarray, idx: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Per plan, the option energies (J) and times (s) of level-order positions, summed.
+        """Per plan, the option energies (J) and times (s) of level-order flat positions, summed.
 
         The sums run over the computations in the instance's order, one after
-        another (:func:`sum_in_order`). ``idx``: the positions' flat indices in the
-        instance's order when known (what :meth:`option_rows` returns).
+        another (:func:`sum_in_order`). ``idx``: the positions in the instance's
+        order when known (what :meth:`option_rows` returns).
         """
         n, P = pos.shape
         rk = self.rank[:n]
@@ -232,7 +238,7 @@ class ClockFitter:
         return sum_in_order(e), sum_in_order(np.take(t, rk, axis=0, out=self._scratch("e", n, P)))
 
     def positions_rows(self, plans: np.ndarray) -> np.ndarray:
-        """Pareto positions in level order (computations x plans) of rows of option indices."""
+        """Flat positions in level order (computations x plans) of rows of option indices."""
         P, n = plans.shape
         by_row = self._scratch("by_row", n, P, plans.dtype)
         transpose_into(plans, by_row)
@@ -245,11 +251,11 @@ class ClockFitter:
         return pos
 
     def option_rows(self, pos: np.ndarray, out: np.ndarray) -> np.ndarray:
-        """Option indices of level-order positions, written as rows of plans into ``out``.
+        """Option indices of level-order flat positions, written as rows of plans into ``out``.
 
         The transposition runs on 16-bit indices (a quarter of the memory traffic).
-        Returns the positions' flat indices in the instance's order (a work array,
-        for :meth:`sums_in_order`).
+        Returns the positions in the instance's order (a work array, for
+        :meth:`sums_in_order`).
         """
         n, P = pos.shape
         idx = self._flat_in_order(pos)
@@ -258,14 +264,13 @@ class ClockFitter:
         return idx
 
     def _flat_in_order(self, pos: np.ndarray) -> np.ndarray:
-        """Indices into the flat tables of level-order positions, in the instance's order."""
+        """Level-order flat positions in the instance's order."""
         n, P = pos.shape
-        idx = self._scratch("idx", n, P, np.int64)
-        return np.add(np.take(pos, self.rank[:n], axis=0), self.table_offset, out=idx)
+        return np.take(pos, self.rank[:n], axis=0, out=self._scratch("idx", n, P, np.int64))
 
     def _times_rows(self, pos: np.ndarray) -> np.ndarray:
         t = self._scratch("t", *pos.shape)
-        return np.take(self.flat_times, pos + self.row_offset, out=t, mode="clip")
+        return np.take(self.flat_times, pos, out=t, mode="clip")
 
     def _latest_finish(self, durations: np.ndarray, T: np.ndarray) -> np.ndarray:
         n, P = durations.shape
@@ -399,21 +404,21 @@ def _slowest_fitting(
     pos_out: np.ndarray,
     t_out: np.ndarray,
 ) -> None:
-    """Pareto position (fastest first) of the slowest option within ``room``, per plan.
+    """Flat position (module doc) of the slowest option within ``room``, per plan.
 
     One level of computations (rows) at once: ``times`` holds each row's Pareto
-    times, ``offset`` each row's start in ``flat_times``. A slower Pareto option is
-    cheaper in effective energy, so this is also the cheapest that fits; the
-    fastest is the fallback. Writes into ``pos_out`` and ``t_out``; ``room`` is
-    scaled in place.
+    times (fastest first), ``offset`` each row's start in ``flat_times``. A slower
+    Pareto option is cheaper in effective energy, so this is also the cheapest that
+    fits; the fastest is the fallback. Writes into ``pos_out`` and ``t_out``;
+    ``room`` is scaled in place.
     """
     room *= 1 + _FIT_RTOL
     for j, tv in enumerate(times):
         pos_out[j] = tv.searchsorted(room[j], side="right")
-    pos_out -= 1
-    np.maximum(pos_out, 0, out=pos_out)
+    pos_out += offset - 1
+    np.maximum(pos_out, offset, out=pos_out)
     # mode="clip": with "raise" numpy copies through a buffer; every index is in range.
-    np.take(flat_times, pos_out + offset, out=t_out, mode="clip")
+    np.take(flat_times, pos_out, out=t_out, mode="clip")
 
 
 def _guessed_fitting(
@@ -430,12 +435,12 @@ def _guessed_fitting(
     only the rows where some guess is wrong are searched. Writes ``pos``, ``t``.
     """
     room *= 1 + _FIT_RTOL
-    at = pos + offset
-    np.take(flat_times, at, out=t, mode="clip")
-    at += 1
+    np.take(flat_times, pos, out=t, mode="clip")
     right = t <= room
-    right &= room < np.take(flat_times, at, mode="clip")
-    _search_rows(times, np.flatnonzero(~right.all(axis=1)), room, 0, pos, t)
+    # flat_times[1:]: each flat position's next slower option (a row's slowest: padding).
+    right &= room < np.take(flat_times[1:], pos, mode="clip")
+    wrong = np.flatnonzero(~right.all(axis=1))
+    _search_rows(times, flat_times, offset, wrong, room, True, pos, t)
 
 
 def _slower_fitting(
@@ -453,22 +458,27 @@ def _slower_fitting(
     for some plan are searched; the others keep their options and times.
     """
     room *= 1 + _FIT_RTOL
-    nxt = np.take(flat_times, pos + (offset + 1), mode="clip")
-    _search_rows(times, np.flatnonzero((nxt <= room).any(axis=1)), room, None, pos, t)
+    nxt = np.take(flat_times[1:], pos, mode="clip")
+    moves = np.flatnonzero((nxt <= room).any(axis=1))
+    _search_rows(times, flat_times, offset, moves, room, False, pos, t)
 
 
 def _search_rows(
     times: list[np.ndarray],
+    flat_times: np.ndarray,
+    offset: np.ndarray,
     rows: np.ndarray,
     room: np.ndarray,
-    floor: int | None,
+    from_fastest: bool,
     pos: np.ndarray,
     t: np.ndarray,
 ) -> None:
-    """For each row in ``rows``: the slowest option within ``room``, never below ``floor``
-    (``None``: the row's current positions in ``pos``). Writes ``pos`` and ``t``."""
+    """For each row in ``rows``: the slowest option within ``room``, never below the
+    fastest (``from_fastest``) or else the row's current flat positions in ``pos``.
+    Writes ``pos`` and ``t``."""
     for j in rows.tolist():
         p = times[j].searchsorted(room[j], side="right")
-        p -= 1
-        np.maximum(p, pos[j] if floor is None else floor, out=pos[j])
-        np.take(times[j], pos[j], out=t[j], mode="clip")
+        start = int(offset[j, 0])
+        p += start - 1
+        np.maximum(p, start if from_fastest else pos[j], out=pos[j])
+        np.take(flat_times, pos[j], out=t[j], mode="clip")

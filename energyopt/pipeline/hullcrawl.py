@@ -173,9 +173,10 @@ class _TableRows:
     """The computations grouped by table (each group's rows ascending), for the LP's side.
 
     The hull lookups of a table then work on one block of rows; ``to_levels``
-    takes such arrays to the fitter's level order. ``guess[kt][j]`` is the Pareto
-    position of hull vertex j's option (the slowest option within its time), a
-    first guess of the option the fitter picks for a duration at that vertex.
+    takes such arrays to the fitter's level order. ``guess[kt][j]`` is the flat
+    position (:mod:`~energyopt.pipeline.clockfit`) of hull vertex j's option (the
+    slowest option within its time), a first guess of the option the fitter picks
+    for a duration at that vertex.
     """
 
     def __init__(self, hulls: _Hulls, fitter: ClockFitter) -> None:
@@ -191,6 +192,7 @@ class _TableRows:
         self.level_of = fitter.rank  # each computation's row in level order
         self.guess = [
             np.maximum(fitter.times[kt].searchsorted(hulls.exact[kt], side="right") - 1, 0)
+            + kt * fitter.width
             for kt in range(len(hulls.q))
         ]
 
@@ -199,7 +201,7 @@ def _lp_rows(
     path: HullPath, starts: np.ndarray, kk: np.ndarray, tq: np.ndarray, rows: _TableRows
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The LP's durations at sample makespans ``tq`` of events ``kk`` in seconds, their
-    hull effective energy summed per plan, and a guess of each one's Pareto position.
+    hull effective energy summed per plan, and a guess of each one's flat position.
 
     Computations x samples; seconds and guesses in the fitter's level order.
     ``starts`` holds the durations (quanta) at the starts of events ``kk[0]`` on

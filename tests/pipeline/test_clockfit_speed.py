@@ -90,8 +90,9 @@ def test_level_fit_matches_the_plain_passes(inst):
         cap = np.where(np.arange(P) % 3 == 0, span.max(axis=0) * 0.97, np.inf)
         want_pos, want_t = _plain_fit(fitter, dag, d, cap)
         np.testing.assert_array_equal(ref.fit(fitter, d, cap), want_pos)
-        pos, t = fitter.fit_rows(d[fitter.order], cap, guess=np.zeros_like(want_pos))
-        np.testing.assert_array_equal(pos[fitter.rank[:-1]], want_pos)
+        fastest = np.zeros_like(want_pos) + fitter.row_offset  # flat positions
+        pos, t = fitter.fit_rows(d[fitter.order], cap, guess=fastest)
+        np.testing.assert_array_equal(ref.pareto(fitter, pos[fitter.rank[:-1]]), want_pos)
         np.testing.assert_array_equal(t[fitter.rank[:-1]], want_t)
 
 
@@ -142,16 +143,16 @@ def test_guessed_and_floored_picks_match_the_plain_search(inst):
     near = np.where(tie, want_pos - 1, want_pos)
     assert tie.any()
     for g in (guess, want_pos, near, np.zeros_like(guess)):  # wrong, right, near, fastest
-        pos, t = g.copy(), np.empty(room.shape)
+        pos, t = g + off, np.empty(room.shape)  # flat positions
         clockfit._guessed_fitting(tv, fitter.flat_times, off, room.copy(), pos, t)
-        np.testing.assert_array_equal(pos, want_pos)
+        np.testing.assert_array_equal(pos - off, want_pos)
         np.testing.assert_array_equal(t, want_t)
     floor = guess
     want_pos, want_t = _plain_pick(tv, room, floor)
-    pos = floor.copy()
-    t = np.asarray([x[q] for x, q in zip(tv, pos)])
+    pos = floor + off
+    t = np.asarray([x[q] for x, q in zip(tv, floor)])
     clockfit._slower_fitting(tv, fitter.flat_times, off, room.copy(), pos, t)
-    np.testing.assert_array_equal(pos, want_pos)
+    np.testing.assert_array_equal(pos - off, want_pos)
     np.testing.assert_array_equal(t, want_t)
     assert np.any(want_pos != floor), "some position must move for this test to bite"
 
@@ -201,6 +202,7 @@ def test_a_last_plan_alone_in_its_chunk_is_scored_pairwise():
     rng = np.random.default_rng(1)
     sizes = np.asarray([len(fitter.times[k]) for k in fitter.row_table])
     pos = (rng.random((fitter.n, BATCH_ROWS + 1)) * sizes[:, None]).astype(np.int64)
+    pos += fitter.row_offset  # flat positions
     t = fitter._times_rows(pos).copy()
     plans = np.empty((BATCH_ROWS + 1, fitter.n), dtype=np.int64)
     fitter.option_rows(pos, plans)
@@ -266,12 +268,11 @@ def test_rows_of_plans_and_positions_round_trip(inst):
     sizes = np.asarray([len(fitter.times[k]) for k in fitter.table_of])
     pos = (rng.random((fitter.n, 11)) * sizes[:, None]).astype(np.int64)
     plans = np.empty((11, fitter.n), dtype=np.int64)
-    fitter.option_rows(pos[fitter.order], plans)
+    flat = ref.flat(fitter, pos)[fitter.order]
+    fitter.option_rows(flat, plans)
     np.testing.assert_array_equal(plans, ref.options(fitter, pos).T)
-    np.testing.assert_array_equal(fitter.positions_rows(plans), pos[fitter.order])
-    np.testing.assert_array_equal(
-        fitter._times_rows(pos[fitter.order]), ref.times_of(fitter, pos)[fitter.order]
-    )
+    np.testing.assert_array_equal(fitter.positions_rows(plans), flat)
+    np.testing.assert_array_equal(fitter._times_rows(flat), ref.times_of(fitter, pos)[fitter.order])
 
 
 @pytest.mark.parametrize("inst", INSTANCES)
