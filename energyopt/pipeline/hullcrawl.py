@@ -188,6 +188,7 @@ class _TableRows:
         where = np.empty(len(self.order), dtype=np.int64)
         where[self.order] = np.arange(len(self.order))
         self.to_levels = where[fitter.order]
+        self.times, self.width = fitter.times, fitter.width
         self.where = where  # each computation's row in ``order``
         self.level_of = fitter.rank  # each computation's row in level order
         self.guess = [
@@ -243,7 +244,8 @@ def _at_vertices(
 
     Nearly every duration sits at a vertex, where the hull's value is the vertex's
     own (``np.interp`` at ``x = xp[j]`` gives ``fp[j]`` exactly), so only the
-    others are interpolated.
+    others are interpolated. The guess is the slowest option within the duration:
+    the vertex's own option, or for a duration between vertices, searched.
     """
     h = path.hulls
     q = h.q[kt]
@@ -251,10 +253,13 @@ def _at_vertices(
     np.minimum(at, len(q) - 1, out=at)
     off = q[at] != vals
     ds = h.exact[kt][at]
-    ds[off] = vals[off] * path.quantum_s
+    ds[off] = between = vals[off] * path.quantum_s
     vc = h.vc[kt][at]
     vc[off] = np.interp(vals[off], q, h.vc[kt])
-    return ds, vc, rows.guess[kt][at]
+    guess = rows.guess[kt][at]
+    fit = rows.times[kt].searchsorted(between, side="right") - 1
+    guess[off] = np.maximum(fit, 0) + kt * rows.width
+    return ds, vc, guess
 
 
 def _moving(

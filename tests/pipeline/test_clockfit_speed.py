@@ -244,11 +244,13 @@ def test_lp_durations_seconds_and_cost_match_the_plain_formulas(inst, first):
     for kt, r in h.groups:
         want += np.interp(plain[r], h.q[kt], h.vc[kt]).sum(axis=0)
     np.testing.assert_array_equal(cost, want)
-    vertex_guess = np.empty(plain.shape, dtype=np.int64)
+    # The guess: the slowest option within each duration (flat positions).
+    seconds = ref.exact_seconds(path, plain)
+    slowest = np.empty(plain.shape, dtype=np.int64)
     for kt, r in h.groups:
-        at = np.minimum(np.searchsorted(h.q[kt], plain[r]), len(h.q[kt]) - 1)
-        vertex_guess[r] = rows.guess[kt][at]
-    np.testing.assert_array_equal(guess, vertex_guess[fitter.order])
+        fit = np.searchsorted(fitter.times[kt], seconds[r], side="right") - 1
+        slowest[r] = np.maximum(fit, 0) + kt * fitter.width
+    np.testing.assert_array_equal(guess, slowest[fitter.order])
 
 
 @pytest.mark.parametrize("inst", INSTANCES)
