@@ -79,10 +79,11 @@ class ClockFitter:
     def _flat_tables(self) -> None:
         """Every table's Pareto times, energies and option indices in flat arrays, a row each.
 
-        Each row has at least one padding entry after the table's slowest option
-        (time ``inf``), so that "the next slower option" is always in the row.
+        Each row has at least two padding entries after the table's slowest option
+        (time ``inf``), so that "the next" and "the second next slower option" are
+        always in the row (:func:`_step_up`).
         """
-        self.width = max((len(t) for t in self.times), default=0) + 1
+        self.width = max((len(t) for t in self.times), default=0) + 2
         self.flat_times = _padded(self.times, self.width, np.inf)
         self.flat_energies = _padded(self.energies, self.width, np.inf)
         # Option indices fit in 16 bits (checked): plans are moved in that width.
@@ -431,16 +432,13 @@ def _guessed_fitting(
 ) -> None:
     """:func:`_slowest_fitting`, trying the positions in ``pos`` first.
 
-    A guess is right where its option fits and the next slower one does not;
-    only the rows where some guess is wrong are searched. Writes ``pos``, ``t``.
+    A guess is right where its option fits and the next slower one does not; one
+    option too fast, it moves up one (:func:`_step_up`). Only the rows where some
+    guess is further off are searched. Writes ``pos``, ``t``.
     """
     room *= 1 + _FIT_RTOL
     np.take(flat_times, pos, out=t, mode="clip")
-    right = t <= room
-    # flat_times[1:]: each flat position's next slower option (a row's slowest: padding).
-    right &= room < np.take(flat_times[1:], pos, mode="clip")
-    wrong = np.flatnonzero(~right.all(axis=1))
-    _search_rows(times, flat_times, offset, wrong, room, True, pos, t)
+    _step_up(times, flat_times, offset, room, pos, t, t > room)
 
 
 def _slower_fitting(
@@ -454,13 +452,46 @@ def _slower_fitting(
     """:func:`_slowest_fitting`, never below the current positions ``pos`` (times ``t``).
 
     Updates ``pos`` and ``t`` in place. A position moves only where the next
-    slower option fits (``room`` is finite), so only the rows where that happens
-    for some plan are searched; the others keep their options and times.
+    slower option fits (``room`` is finite): one option up (:func:`_step_up`), and
+    the rows where some position moves further are searched; the others keep their
+    options and times.
     """
     room *= 1 + _FIT_RTOL
+    _step_up(times, flat_times, offset, room, pos, t, None)
+
+
+def _step_up(
+    times: list[np.ndarray],
+    flat_times: np.ndarray,
+    offset: np.ndarray,
+    room: np.ndarray,
+    pos: np.ndarray,
+    t: np.ndarray,
+    too_slow: np.ndarray | None,
+) -> None:
+    """Each position one option slower where that option fits in the scaled ``room``;
+    the rows where one more fits, or (``too_slow``, the guesses' case) where an option
+    does not fit, are searched (from the fastest with ``too_slow``, else from ``pos``).
+
+    Where the option two up does not fit, the slowest fitting option (never below
+    ``pos``) is ``pos`` or the next one, so one step is exact; a row search is ten
+    times one step's cost per row. ``flat_times[1:]`` and ``flat_times[2:]`` are each
+    flat position's next and second next slower option (padding ``inf`` past a row's
+    slowest, :meth:`ClockFitter._flat_tables`).
+    """
     nxt = np.take(flat_times[1:], pos, mode="clip")
-    moves = np.flatnonzero((nxt <= room).any(axis=1))
-    _search_rows(times, flat_times, offset, moves, room, False, pos, t)
+    up = nxt <= room
+    if up.any():
+        far = np.take(flat_times[2:], pos, mode="clip") <= room
+        if too_slow is not None:
+            far |= too_slow
+        np.add(pos, up, out=pos)
+        np.copyto(t, nxt, where=up)
+    else:
+        far = too_slow
+    if far is not None:
+        _search_rows(times, flat_times, offset, np.flatnonzero(far.any(axis=1)), room,
+                     too_slow is not None, pos, t)  # fmt: skip
 
 
 def _search_rows(
