@@ -107,6 +107,9 @@ class ClockFitter:
             pred[v, : len(dag.preds[v])] = dag.preds[v]
             succ[v, : len(dag.succs[v])] = dag.succs[v]
         pred, succ = self.rank[pred[self.order]], self.rank[succ[self.order]]
+        # The rows without successors: every finish is at most a sink's (durations are
+        # nonnegative), so a makespan is the largest finish of these rows alone.
+        self.sinks = np.flatnonzero((succ == n).all(axis=1))
         self.row_table = tk[self.order]
         self.row_offset = (self.row_table * self.width)[:, None]  # each row's start, flat
         ends = np.cumsum([len(nodes) for nodes in self.levels], dtype=np.int64)
@@ -213,14 +216,14 @@ class ClockFitter:
         return span
 
     def makespans_rows(self, durations_s: np.ndarray) -> np.ndarray:
-        """Makespan of each plan (column) of durations in level order."""
+        """Makespan of each plan (column) of nonnegative durations in level order."""
         n, P = durations_s.shape
         fin = self._scratch("fin", n + 1, P)
         fin[n] = 0.0
         for rows, pred, *_ in self.spans:
             _reduce_rows(np.maximum, fin, pred, fin[rows])
             fin[rows] += durations_s[rows]
-        return fin[:n].max(axis=0)
+        return fin[self.sinks].max(axis=0)
 
     def sums_in_order(
         self, pos: np.ndarray, t: np.ndarray, idx: np.ndarray | None = None
@@ -278,9 +281,10 @@ class ClockFitter:
         start = self._scratch("start", n + 1, P)
         start[n] = T
         lf = self._scratch("lf", n, P)
+        # Nonnegative durations: every latest start is at most T, the sentinel's, so the
+        # successors' minimum is at most T already.
         for rows, _, succ, *_ in reversed(self.spans):
             _reduce_rows(np.minimum, start, succ, lf[rows])
-            np.minimum(lf[rows], T, out=lf[rows])
             np.subtract(lf[rows], durations[rows], out=start[rows])
         return lf
 
@@ -315,7 +319,7 @@ class ClockFitter:
             np.subtract(lf[rows], es, out=room[rows])
             pick(tv, self.flat_times, off, room[rows], pos[rows], t[rows])
             np.add(es, t[rows], out=fin[rows])
-        return fin[:n].max(axis=0)
+        return fin[self.sinks].max(axis=0)
 
     def _backward(
         self, pos: np.ndarray, t: np.ndarray, T: np.ndarray, es: np.ndarray | None = None
@@ -336,8 +340,7 @@ class ClockFitter:
         start[n] = T
         lf, room = self._scratch("lf", n, P), self._scratch("room", n, P)
         for rows, _, succ, off, tv in reversed(self.spans):
-            _reduce_rows(np.minimum, start, succ, lf[rows])
-            np.minimum(lf[rows], T, out=lf[rows])
+            _reduce_rows(np.minimum, start, succ, lf[rows])  # at most T (_latest_finish)
             np.subtract(lf[rows], es[rows], out=room[rows])
             _slower_fitting(tv, self.flat_times, off, room[rows], pos[rows], t[rows])
             np.subtract(lf[rows], t[rows], out=start[rows])
