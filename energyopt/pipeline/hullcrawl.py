@@ -211,18 +211,18 @@ def _lp_rows(
     rounded-up quanta; the energy sums each table's computations in the instance's
     order, table after table (the plans' LP cost). Within an event only the few
     computations with a nonzero rate move, so the hull is looked up at the events'
-    starts (fewer than the samples), each sample takes its event's values, and the
-    moving durations are looked up on their own (:func:`_moving`).
+    starts (fewer than the samples, :func:`_at_event_starts`), each sample takes its
+    event's values, and the moving durations are looked up on their own
+    (:func:`_moving`).
     """
     rel = kk - int(kk[0])
-    st = np.take(starts, rows.order, axis=0)  # table order, computations x events
-    ds, vc, guess = np.empty(st.shape), np.empty(st.shape), np.empty(st.shape, dtype=np.int64)
-    for kt, block in rows.blocks:
-        ds[block], vc[block], guess[block] = _at_vertices(path, rows, kt, st[block])
-    # Samples x its event's values; ds and guess to level order first (fewer columns).
-    ds = np.take(np.take(ds, rows.to_levels, axis=0), rel, axis=1)
-    guess = np.take(np.take(guess, rows.to_levels, axis=0), rel, axis=1)
-    vc = np.take(vc, rel, axis=1)
+    ds, vc, guess = _at_event_starts(path, starts, rows)
+    # Samples x its event's values (each event's column repeated for its samples, in
+    # order); ds and guess to level order first (fewer columns).
+    per_event = np.bincount(rel, minlength=starts.shape[1])
+    ds = np.repeat(np.take(ds, rows.to_levels, axis=0), per_event, axis=1)
+    guess = np.repeat(np.take(guess, rows.to_levels, axis=0), per_event, axis=1)
+    vc = np.repeat(vc, per_event, axis=1)
     s, c, dq = _moving(path, starts, int(kk[0]), rel, path.L[kk] - tq)
     table = path.hulls.table_of[c]
     for kt in np.unique(table).tolist():
@@ -235,6 +235,34 @@ def _lp_rows(
     for _, block in rows.blocks:
         cost += vc[block].sum(axis=0)
     return ds, cost, guess
+
+
+def _at_event_starts(
+    path: HullPath, starts: np.ndarray, rows: _TableRows
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_at_vertices` of the durations ``starts`` (computations x events), in
+    table order (rows ``rows.order``).
+
+    A computation's duration changes at few events, so each run of equal durations
+    along a row is looked up once, at its first event (the runs in row-major order:
+    each table's runs are one slice of them), and its values spread over the run.
+    """
+    st = np.take(starts, rows.order, axis=0)
+    n, E = st.shape
+    new = np.empty(st.shape, dtype=bool)
+    new[:, 0] = True
+    np.not_equal(st[:, 1:], st[:, :-1], out=new[:, 1:])
+    flat = new.ravel()
+    heads = np.flatnonzero(flat)
+    run = np.cumsum(flat).reshape(n, E)
+    run -= 1
+    vals = st.ravel()[heads]
+    ds, vc = np.empty(len(heads)), np.empty(len(heads))
+    guess = np.empty(len(heads), dtype=np.int64)
+    cuts = np.searchsorted(heads, [block.start * E for _, block in rows.blocks] + [n * E])
+    for (kt, _), lo, hi in zip(rows.blocks, cuts[:-1].tolist(), cuts[1:].tolist()):
+        ds[lo:hi], vc[lo:hi], guess[lo:hi] = _at_vertices(path, rows, kt, vals[lo:hi])
+    return np.take(ds, run), np.take(vc, run), np.take(guess, run)
 
 
 def _at_vertices(
