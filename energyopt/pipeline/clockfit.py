@@ -159,16 +159,21 @@ class ClockFitter:
         computation the slack the plan itself leaves it (:meth:`_relax`).
 
         ``guess``: flat positions the first pass likely picks (any positions in each
-        row's table will do; they only save searches where right). Returns the flat
-        positions and their measured times (s): work arrays, valid until the fitter's
-        next call.
+        row's table will do; they only save searches where right). A C-ordered
+        int64 ``guess`` is overwritten: the positions are fitted in place (no copy).
+        Returns the flat positions and their measured times (s): work arrays, valid
+        until the fitter's next call.
         Map them to option indices with :meth:`option_rows`.
         """
         n, P = durations_s.shape
         T = self.makespans_rows(durations_s)
         if cap_s is not None:
             T = np.minimum(T, cap_s)
-        pos = self._scratch("pos", n, P, np.int64)
+        own = guess is not None and guess.shape == (n, P) and guess.dtype == np.int64
+        if own and guess.flags.c_contiguous:
+            pos = guess
+        else:
+            pos = self._scratch("pos", n, P, np.int64)
         t = self._scratch("t", n, P)
         es = self._scratch("es", n, P)
         lf = self._latest_finish(durations_s, T)
@@ -250,7 +255,7 @@ class ClockFitter:
         inv_offset = self.row_table[:, None] * self.inv_width
         np.add(np.take(by_row, self.order, axis=0), inv_offset, out=idx)
         pos = np.take(self.flat_inverse, idx, out=self._scratch("pos", n, P, np.int64), mode="clip")
-        if np.any(pos < 0):
+        if pos.size and pos.min() < 0:
             raise ValueError("positions: a plan uses an option that is not Pareto-optimal")
         return pos
 
@@ -308,7 +313,7 @@ class ClockFitter:
         n, P = pos.shape
         fin = self._scratch("fin", n + 1, P)
         fin[n] = 0.0
-        if guess is not None and not floor:
+        if guess is not None and not floor and guess is not pos:
             pos[...] = guess
         pick = _slower_fitting if floor else _slowest_fitting if guess is None else _guessed_fitting
         if es_out is None:
