@@ -327,3 +327,15 @@ def test_frontier_verified_in_chunks_matches_one_evaluator_call():
     assert [p.makespan_s for p in points] == ev.iteration_time_s.tolist()
     assert [p.objective for p in points] == ev.energy_j.tolist()
     assert [p.solution.choice for p in points] == [tuple(r) for r in plans[front].tolist()]
+
+
+def test_positions_of_a_dominated_option_are_refused():
+    inst = random_dag_instance(15, 4, seed=3)
+    fitter = ClockFitter(inst)
+    kt = next(k for k, inv in enumerate(fitter.inverse) if np.any(inv < 0))
+    v = fitter.table_of.index(kt)
+    plans = np.tile([int(ix[0]) for ix in (fitter.index[k] for k in fitter.table_of)], (3, 1))
+    fitter.positions_rows(plans)  # Pareto options only: accepted
+    plans[1, v] = int(np.flatnonzero(fitter.inverse[kt] < 0)[0])
+    with pytest.raises(ValueError, match="not Pareto-optimal"):
+        fitter.positions_rows(plans)
