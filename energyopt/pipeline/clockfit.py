@@ -15,10 +15,12 @@ Inside the fitter the computations are renumbered level by level (the DAG's dept
 levels, one after another), so that each level is one contiguous block of rows
 and every pass moves a whole level of computations and all plans with a few
 array operations (the computations of a level depend on none of each other).
-A pass that starts from a plan (every pass but the first) searches the options
-only of the computations whose next slower option fits for some plan; the others
-keep theirs. The work arrays live as long as the fitter, so that chunk after chunk
-of plans reuses the same memory. Inside the fitter an option is named by its *flat
+A pass that starts from a plan (every pass but the first), or from guessed options
+(the first pass of the crawl), moves a position one option slower where that one
+fits, with a few array operations per level, and searches the options only of the
+computations where some position must move further; the others keep theirs.
+The work arrays live as long as the fitter, so that chunk after chunk of plans
+reuses the same memory. Inside the fitter an option is named by its *flat
 position*: its index into the flat tables (:meth:`ClockFitter._flat_tables`), its
 table's row start plus its Pareto position, so that its time, the next slower
 option's time, its energy and its option index are each one gather away.
@@ -371,7 +373,10 @@ def _reduce_rows(op: np.ufunc, a: np.ndarray, cols: list, out: np.ndarray) -> np
     Exact in any order (no rounding), so the same as the extremum over the gathered rows.
     """
     if len(cols) == 1:
-        out[...] = a[cols[0]]
+        if isinstance(cols[0], slice):
+            out[...] = a[cols[0]]
+        else:
+            np.take(a, cols[0], axis=0, out=out)
         return out
     op(a[cols[0]], a[cols[1]], out=out)
     for c in cols[2:]:
