@@ -205,11 +205,11 @@ class ClockFitter:
         span = None
         for k in range(passes):
             if k % 2 == 0:
-                self._backward(pos, t, T, es)
+                # The backward pass leaves the latest finishes under its new durations.
+                lf = self._backward(pos, t, T, es)
                 es, span = None, None  # the backward pass changed the durations
             else:
                 es = self._scratch("es", *pos.shape)
-                lf = self._latest_finish(t, T)
                 span = self._forward(pos, t, lf, T, floor=True, es_out=es)
         return pos, t, span
 
@@ -330,10 +330,14 @@ class ClockFitter:
 
     def _backward(
         self, pos: np.ndarray, t: np.ndarray, T: np.ndarray, es: np.ndarray | None = None
-    ) -> None:
+    ) -> np.ndarray:
         """Latest-first pass: each computation the slack left between its neighbours.
 
         ``es``: the earliest starts under ``t`` when known (computed otherwise).
+        Returns the latest finishes under the new durations within ``T`` (a work
+        array): each level's are taken from its successors' final latest starts,
+        the same operations in the same order as :meth:`_latest_finish` of the new
+        ``t``, so the same values.
         """
         n, P = pos.shape
         if es is None:
@@ -351,6 +355,7 @@ class ClockFitter:
             np.subtract(lf[rows], es[rows], out=room[rows])
             _slower_fitting(tv, self.flat_times, off, room[rows], pos[rows], t[rows])
             np.subtract(lf[rows], t[rows], out=start[rows])
+        return lf
 
 
 def _columns(neighbours: np.ndarray) -> list[slice | np.ndarray]:
