@@ -81,12 +81,13 @@ class ClockFitter:
     def _flat_tables(self) -> None:
         """Every table's Pareto times, energies and option indices in flat arrays, a row each.
 
-        Each row has at least two padding entries after the table's slowest option
-        (time ``inf``), so that "the next" and "the second next slower option" are
-        always in the row (:func:`_step_up`).
+        Each row has at least two padding entries after the table's slowest option,
+        so that "the next" and "the second next slower option" are always in the row
+        (:func:`_step_up`). Their time is NaN: no window fits them, not even an
+        infinite one (whose slowest fitting option is the table's slowest).
         """
         self.width = max((len(t) for t in self.times), default=0) + 2
-        self.flat_times = _padded(self.times, self.width, np.inf)
+        self.flat_times = _padded(self.times, self.width, np.nan)
         self.flat_energies = _padded(self.energies, self.width, np.inf)
         # Option indices fit in 16 bits (checked): plans are moved in that width.
         self.flat_index = _padded(self.index, self.width, -1).astype(np.int16)
@@ -456,7 +457,9 @@ def _guessed_fitting(
     """
     room *= 1 + _FIT_RTOL
     np.take(flat_times, pos, out=t, mode="clip")
-    _step_up(times, flat_times, offset, room, pos, t, t > room)
+    too_slow = t <= room
+    np.logical_not(too_slow, out=too_slow)  # a NaN room: searched, as numpy sorts NaN last
+    _step_up(times, flat_times, offset, room, pos, t, too_slow)
 
 
 def _slower_fitting(
@@ -470,7 +473,7 @@ def _slower_fitting(
     """:func:`_slowest_fitting`, never below the current positions ``pos`` (times ``t``).
 
     Updates ``pos`` and ``t`` in place. A position moves only where the next
-    slower option fits (``room`` is finite): one option up (:func:`_step_up`), and
+    slower option fits: one option up (:func:`_step_up`), and
     the rows where some position moves further are searched; the others keep their
     options and times.
     """
@@ -494,8 +497,8 @@ def _step_up(
     Where the option two up does not fit, the slowest fitting option (never below
     ``pos``) is ``pos`` or the next one, so one step is exact; a row search is ten
     times one step's cost per row. ``flat_times[1:]`` and ``flat_times[2:]`` are each
-    flat position's next and second next slower option (padding ``inf`` past a row's
-    slowest, :meth:`ClockFitter._flat_tables`).
+    flat position's next and second next slower option (padding NaN past a row's
+    slowest, which fits no window, :meth:`ClockFitter._flat_tables`).
     """
     nxt = np.take(flat_times[1:], pos, mode="clip")
     up = nxt <= room

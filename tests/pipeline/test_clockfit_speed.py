@@ -157,6 +157,32 @@ def test_guessed_and_floored_picks_match_the_plain_search(inst):
     assert np.any(want_pos != floor), "some position must move for this test to bite"
 
 
+@pytest.mark.parametrize("inst", INSTANCES)
+def test_picks_in_infinite_and_nan_windows(inst):
+    fitter = ClockFitter(inst)
+    rng = np.random.default_rng(9)
+    tv, off, room, guess = _level(fitter, rng, 32)
+    room[:, ::3] = np.inf  # the slowest option fits: never a padding entry
+    last = np.repeat(np.asarray([len(x) - 1 for x in tv])[:, None], room.shape[1], axis=1)
+    room[:, 1::3] = np.nan  # a guessed pick searches, as numpy sorts NaN last
+    want_pos, want_t = _plain_pick(tv, room, 0)
+    # Right but in the NaN windows: those alone tell whether NaN is searched.
+    only_nan_wrong = np.where(np.isnan(room), 0, want_pos)
+    assert np.any(only_nan_wrong != want_pos)
+    for g in (guess, last, only_nan_wrong):
+        pos, t = g + off, np.empty(room.shape)
+        clockfit._guessed_fitting(tv, fitter.flat_times, off, room.copy(), pos, t)
+        np.testing.assert_array_equal(pos - off, want_pos)
+        np.testing.assert_array_equal(t, want_t)
+    room[:, 1::3] = 1.0  # a floored pick keeps its option in a NaN window: not compared here
+    for floor in (guess, last):
+        want_pos, want_t = _plain_pick(tv, room, floor)
+        pos, t = floor + off, np.asarray([x[q] for x, q in zip(tv, floor)])
+        clockfit._slower_fitting(tv, fitter.flat_times, off, room.copy(), pos, t)
+        np.testing.assert_array_equal(pos - off, want_pos)
+        np.testing.assert_array_equal(t, want_t)
+
+
 def test_sum_in_order_adds_row_after_row():
     rng = np.random.default_rng(0)
     x = rng.random((300, 5)) * 10.0 ** rng.integers(-3, 4, (300, 5))
