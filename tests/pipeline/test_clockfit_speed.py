@@ -1,11 +1,13 @@
 """The shortcuts of the exact crawl's clock fitting and scoring, value for value (issue 17).
 
-``pipeline/clockfit.py`` fits whole DAG levels at once, tries a guessed option
-first, searches only the rows where a slower option fits and reuses its work
-arrays; ``pipeline/hullcrawl.py`` builds the LP durations computation-major,
-looks hull vertices up per table block and scores the crawl's plans from the
-fitter; ``pipeline/paretoset.py`` gathers flat and verifies the frontier in
-chunks. Each is checked here against the plain computation it replaces.
+``pipeline/clockfit.py`` fits whole DAG levels at once on flat positions, tries a
+guessed option first, moves a position one option up where that fits, searches
+only the rows where one must move further and reuses its work arrays;
+``pipeline/hullcrawl.py`` builds the LP durations computation-major, looks the
+hull up once per run of equal durations along the events and once per moving
+duration, and scores the crawl's plans from the fitter; ``pipeline/paretoset.py``
+gathers flat and verifies the frontier in chunks. Each is checked here against the
+plain computation it replaces.
 """
 
 import numpy as np
