@@ -32,14 +32,13 @@ import time
 import numpy as np
 
 from energyopt.core.instance import InstanceError
-from energyopt.pipeline.clockfit import ClockFitter
+from energyopt.pipeline.clockfit import ClockFitter, transpose_into
 from energyopt.pipeline.crawl import CrawlTrace
 from energyopt.pipeline.dag import CompactDag
 from energyopt.pipeline.hullpath import (
     QUANTUM_S,
     HullPath,
     _Hulls,
-    event_durations,
     hull_path,
     sample_times,
 )
@@ -105,15 +104,14 @@ def _crawl_samples(
         kk, tq = k[lo : lo + chunk], T_q[lo : lo + chunk]
         k0, k1 = int(kk[0]), int(kk[-1]) + 1
         d_k, k_at = _durations_at(path, k0, k_at, d_k, starts), k0
-        starts = event_durations(path, k0, k1, d_k)  # events k0 .. k1 - 1
-        dq = _sample_quanta(path, starts, kk, tq, table_rows.order)
-        ds, cost, guess = _seconds_and_cost(path, dq, table_rows)
+        starts = _event_starts(path, k0, k1, d_k)  # events k0 .. k1 - 1
+        ds, cost, guess = _lp_rows(path, starts, kk, tq, table_rows)
         cap = np.where(kk == last, t_min, np.inf)
         pos, t = fitter.fit_rows(ds, cap, guess=guess)
-        fitter.option_rows(pos, plans[lo : lo + len(kk)])
+        idx = fitter.option_rows(pos, plans[lo : lo + len(kk)])
         lp_cost.append(cost)
         T_meas.append(fitter.makespans_rows(t))
-        e_sum, t_sum = fitter.sums_in_order(pos, t)
+        e_sum, t_sum = fitter.sums_in_order(pos, t, idx)
         E_meas.append(e_sum + instance.p_blocking_w * (instance.num_stages * T_meas[-1] - t_sum))
         done = lo + len(kk)
     got = _Samples(
@@ -144,44 +142,41 @@ def _durations_at(
     """Durations (quanta) at the start of event ``k0 >= k_at``.
 
     ``d_k`` are those at event ``k_at``; ``starts``, when given, those at the
-    events from ``k_at`` on (the last chunk's), so that only the events past them
-    are added up (integers: exact in any order).
+    events from ``k_at`` on (the last chunk's :func:`_event_starts`), so that only
+    the events past them are added up (integers: exact in any order).
     """
     if k0 == k_at:
         return d_k
     if starts is not None:
-        if k0 - k_at < len(starts):
-            return starts[k0 - k_at]
-        d_k, k_at = starts[-1], k_at + len(starts) - 1
+        events = starts.shape[1]
+        if k0 - k_at < events:
+            return starts[:, k0 - k_at]
+        d_k, k_at = starts[:, -1], k_at + events - 1
     return d_k + path.delta[k_at:k0] @ path.rate[k_at:k0].astype(np.int64)
 
 
-def _sample_quanta(
-    path: HullPath, starts: np.ndarray, kk: np.ndarray, tq: np.ndarray, order: np.ndarray
-) -> np.ndarray:
-    """The LP's durations (quanta) at sample makespans ``tq`` of events ``kk``.
+def _event_starts(path: HullPath, k0: int, k1: int, d_start: np.ndarray) -> np.ndarray:
+    """Durations (quanta) at the starts of events ``k0 .. k1 - 1`` from those at ``k0``.
 
-    Computations x samples, computations in ``order``.
-    ``starts`` holds the durations at the starts of events ``kk[0]`` on. The
-    events' rows are turned computation-major first (fewer than the samples),
-    then each computation's row gathers its samples.
+    Computations x events: each computation's running sum is one contiguous row
+    (a running sum down the columns of events x computations is several times
+    slower). Integers: exact in any order.
     """
-    k0 = int(kk[0])
-    rel = kk - k0
-    by_row = np.take(starts, order, axis=1).T.copy()
-    rate = np.take(path.rate[k0 : k0 + len(starts)], order, axis=1).T.copy()
-    dq = np.take(by_row, rel, axis=1)
-    dq += np.take(rate, rel, axis=1) * (path.L[kk] - tq)
-    return dq
+    out = np.empty((len(d_start), k1 - k0), dtype=np.int64)
+    out[:, 0] = d_start
+    transpose_into(path.rate[k0 : k1 - 1], out[:, 1:])
+    out[:, 1:] *= path.delta[k0 : k1 - 1]
+    return np.cumsum(out, axis=1, out=out)
 
 
 class _TableRows:
     """The computations grouped by table (each group's rows ascending), for the LP's side.
 
     The hull lookups of a table then work on one block of rows; ``to_levels``
-    takes such arrays to the fitter's level order. ``guess[kt][j]`` is the Pareto
-    position of hull vertex j's option (the slowest option within its time), a
-    first guess of the option the fitter picks for a duration at that vertex.
+    takes such arrays to the fitter's level order. ``guess[kt][j]`` is the flat
+    position (:mod:`~energyopt.pipeline.clockfit`) of hull vertex j's option (the
+    slowest option within its time), a first guess of the option the fitter picks
+    for a duration at that vertex.
     """
 
     def __init__(self, hulls: _Hulls, fitter: ClockFitter) -> None:
@@ -193,43 +188,128 @@ class _TableRows:
         where = np.empty(len(self.order), dtype=np.int64)
         where[self.order] = np.arange(len(self.order))
         self.to_levels = where[fitter.order]
+        self.times, self.width = fitter.times, fitter.width
+        self.where = where  # each computation's row in ``order``
+        self.level_of = fitter.rank  # each computation's row in level order
         self.guess = [
             np.maximum(fitter.times[kt].searchsorted(hulls.exact[kt], side="right") - 1, 0)
+            + kt * fitter.width
             for kt in range(len(hulls.q))
         ]
 
 
-def _seconds_and_cost(
-    path: HullPath, dq: np.ndarray, rows: _TableRows
+def _lp_rows(
+    path: HullPath, starts: np.ndarray, kk: np.ndarray, tq: np.ndarray, rows: _TableRows
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Durations ``dq`` (quanta, computations in ``rows.order``) in seconds, their hull
-    effective energy summed per plan, and a guess of each one's Pareto position.
+    """The LP's durations at sample makespans ``tq`` of events ``kk`` in seconds, their
+    hull effective energy summed per plan, and a guess of each one's flat position.
 
+    Computations x samples; seconds and guesses in the fitter's level order.
+    ``starts`` holds the durations (quanta) at the starts of events ``kk[0]`` on
+    (:func:`_event_starts`).
     A duration at a hull vertex is that vertex's exact time rather than its
     rounded-up quanta; the energy sums each table's computations in the instance's
-    order, table after table (the plans' LP cost). Nearly every duration sits at a vertex, where the
-    hull's value is the vertex's own (``np.interp`` at ``x = xp[j]`` gives
-    ``fp[j]`` exactly), so only the others are interpolated. Seconds and guesses
-    come in the fitter's level order.
+    order, table after table (the plans' LP cost). Within an event only the few
+    computations with a nonzero rate move, so the hull is looked up at the events'
+    starts (fewer than the samples, :func:`_at_event_starts`), each sample takes its
+    event's values, and the moving durations are looked up on their own
+    (:func:`_moving`).
+    """
+    rel = kk - int(kk[0])
+    ds, vc, guess = _at_event_starts(path, starts, rows)
+    # Samples x its event's values (each event's column repeated for its samples, in
+    # order); ds and guess to level order first (fewer columns).
+    per_event = np.bincount(rel, minlength=starts.shape[1])
+    ds = np.repeat(np.take(ds, rows.to_levels, axis=0), per_event, axis=1)
+    guess = np.repeat(np.take(guess, rows.to_levels, axis=0), per_event, axis=1)
+    vc = np.repeat(vc, per_event, axis=1)
+    s, c, dq = _moving(path, starts, int(kk[0]), rel, path.L[kk] - tq)
+    table = path.hulls.table_of[c]
+    for kt in np.unique(table).tolist():
+        m = table == kt
+        ds_m, vc_m, guess_m = _at_vertices(path, rows, kt, dq[m])
+        ds[rows.level_of[c[m]], s[m]] = ds_m
+        guess[rows.level_of[c[m]], s[m]] = guess_m
+        vc[rows.where[c[m]], s[m]] = vc_m
+    cost = np.zeros(len(kk))
+    for _, block in rows.blocks:
+        cost += vc[block].sum(axis=0)
+    return ds, cost, guess
+
+
+def _at_event_starts(
+    path: HullPath, starts: np.ndarray, rows: _TableRows
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_at_vertices` of the durations ``starts`` (computations x events), in
+    table order (rows ``rows.order``).
+
+    A computation's duration changes at few events, so each run of equal durations
+    along a row is looked up once, at its first event (the runs in row-major order:
+    each table's runs are one slice of them), and its values spread over the run.
+    """
+    st = np.take(starts, rows.order, axis=0)
+    n, E = st.shape
+    new = np.empty(st.shape, dtype=bool)
+    new[:, 0] = True
+    np.not_equal(st[:, 1:], st[:, :-1], out=new[:, 1:])
+    flat = new.ravel()
+    heads = np.flatnonzero(flat)
+    run = np.cumsum(flat).reshape(n, E)
+    run -= 1
+    vals = st.ravel()[heads]
+    ds, vc = np.empty(len(heads)), np.empty(len(heads))
+    guess = np.empty(len(heads), dtype=np.int64)
+    cuts = np.searchsorted(heads, [block.start * E for _, block in rows.blocks] + [n * E])
+    for (kt, _), lo, hi in zip(rows.blocks, cuts[:-1].tolist(), cuts[1:].tolist()):
+        ds[lo:hi], vc[lo:hi], guess[lo:hi] = _at_vertices(path, rows, kt, vals[lo:hi])
+    return np.take(ds, run), np.take(vc, run), np.take(guess, run)
+
+
+def _at_vertices(
+    path: HullPath, rows: _TableRows, kt: int, vals: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Durations ``vals`` (quanta) of table ``kt``: seconds, hull energy and guess each.
+
+    Nearly every duration sits at a vertex, where the hull's value is the vertex's
+    own (``np.interp`` at ``x = xp[j]`` gives ``fp[j]`` exactly), so only the
+    others are interpolated. The guess is the slowest option within the duration:
+    the vertex's own option, or for a duration between vertices, searched.
     """
     h = path.hulls
-    ds = np.empty(dq.shape)
-    guess = np.empty(dq.shape, dtype=np.int64)
-    cost = np.zeros(dq.shape[1])
-    for kt, block in rows.blocks:
-        vals = dq[block]
-        q = h.q[kt]
-        at = np.searchsorted(q, vals)
-        np.minimum(at, len(q) - 1, out=at)
-        hit = q[at] == vals
-        np.copyto(ds[block], h.exact[kt][at])
-        off = ~hit
-        ds[block][off] = vals[off] * path.quantum_s
-        vc = h.vc[kt][at]
-        vc[off] = np.interp(vals[off], q, h.vc[kt])
-        cost += vc.sum(axis=0)
-        np.take(rows.guess[kt], at, out=guess[block])
-    return np.take(ds, rows.to_levels, axis=0), cost, np.take(guess, rows.to_levels, axis=0)
+    q = h.q[kt]
+    at = np.searchsorted(q, vals)
+    np.minimum(at, len(q) - 1, out=at)
+    off = q[at] != vals
+    ds = h.exact[kt][at]
+    ds[off] = between = vals[off] * path.quantum_s
+    vc = h.vc[kt][at]
+    vc[off] = np.interp(vals[off], q, h.vc[kt])
+    guess = rows.guess[kt][at]
+    fit = rows.times[kt].searchsorted(between, side="right") - 1
+    guess[off] = np.maximum(fit, 0) + kt * rows.width
+    return ds, vc, guess
+
+
+def _moving(
+    path: HullPath, starts: np.ndarray, k0: int, rel: np.ndarray, x: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The durations that differ from their event's start: samples, computations, quanta.
+
+    ``starts``: the durations at the starts of events ``k0`` on; ``rel``: each
+    sample's event counted from ``k0`` (nondecreasing); ``x``: how far (quanta)
+    each sample lies below its event's start. A duration moves where its
+    computation's rate in the event is nonzero and ``x > 0``.
+    """
+    rate = path.rate[k0 : k0 + starts.shape[1]]
+    e, c = np.nonzero(rate)
+    first = np.searchsorted(rel, e, side="left")
+    count = np.searchsorted(rel, e, side="right") - first
+    # Each (event, computation) pair once per sample of its event.
+    s = np.arange(int(count.sum())) + np.repeat(first - (np.cumsum(count) - count), count)
+    e, c = np.repeat(e, count), np.repeat(c, count)
+    keep = x[s] != 0
+    s, e, c = s[keep], e[keep], c[keep]
+    return s, c, starts[c, e] + rate[e, c] * x[s]
 
 
 def _early(stopped: str) -> bool:

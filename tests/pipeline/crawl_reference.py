@@ -27,19 +27,31 @@ def exact_seconds(path: HullPath, dq: np.ndarray) -> np.ndarray:
     return ds
 
 
+def flat(fitter: ClockFitter, pos: np.ndarray) -> np.ndarray:
+    """Flat positions (the fitter's) of Pareto positions, computations in the instance's order."""
+    return pos + fitter.width * np.asarray(fitter.table_of)[:, None]
+
+
+def pareto(fitter: ClockFitter, pos: np.ndarray) -> np.ndarray:
+    """Pareto positions of flat positions, computations in the instance's order."""
+    return pos - fitter.width * np.asarray(fitter.table_of)[:, None]
+
+
 def fit(fitter: ClockFitter, durations_s: np.ndarray, cap_s=None, passes: int = 2) -> np.ndarray:
-    """:meth:`ClockFitter.fit_rows` on computations in the instance's order."""
+    """:meth:`ClockFitter.fit_rows` on computations in the instance's order (Pareto positions)."""
     pos, _ = fitter.fit_rows(np.take(durations_s, fitter.order, axis=0), cap_s, passes)
-    return pos[fitter.rank[: fitter.n]]
+    return pareto(fitter, pos[fitter.rank[: fitter.n]])
 
 
 def relax(fitter: ClockFitter, pos: np.ndarray, T, passes: int = 2, t=None, es=None):
-    """:meth:`ClockFitter._relax` on computations in the instance's order (``pos`` updated)."""
+    """:meth:`ClockFitter._relax` on computations in the instance's order (Pareto positions
+    ``pos`` updated)."""
     r = fitter.order
     got = fitter._relax(
-        pos[r], T, passes, None if t is None else t[r], None if es is None else es[r]
+        flat(fitter, pos)[r], T, passes, None if t is None else t[r], None if es is None else es[r]
     )
     pos[r] = got[0]
+    pos[...] = pareto(fitter, pos)
     return pos
 
 

@@ -1,11 +1,13 @@
 """The shortcuts of the exact crawl's clock fitting and scoring, value for value (issue 17).
 
-``pipeline/clockfit.py`` fits whole DAG levels at once, tries a guessed option
-first, searches only the rows where a slower option fits and reuses its work
-arrays; ``pipeline/hullcrawl.py`` builds the LP durations computation-major,
-looks hull vertices up per table block and scores the crawl's plans from the
-fitter; ``pipeline/paretoset.py`` gathers flat and verifies the frontier in
-chunks. Each is checked here against the plain computation it replaces.
+``pipeline/clockfit.py`` fits whole DAG levels at once on flat positions, tries a
+guessed option first, moves a position one option up where that fits, searches
+only the rows where one must move further and reuses its work arrays;
+``pipeline/hullcrawl.py`` builds the LP durations computation-major, looks the
+hull up once per run of equal durations along the events and once per moving
+duration, and scores the crawl's plans from the fitter; ``pipeline/paretoset.py``
+gathers flat and verifies the frontier in chunks. Each is checked here against the
+plain computation it replaces.
 """
 
 import numpy as np
@@ -90,8 +92,9 @@ def test_level_fit_matches_the_plain_passes(inst):
         cap = np.where(np.arange(P) % 3 == 0, span.max(axis=0) * 0.97, np.inf)
         want_pos, want_t = _plain_fit(fitter, dag, d, cap)
         np.testing.assert_array_equal(ref.fit(fitter, d, cap), want_pos)
-        pos, t = fitter.fit_rows(d[fitter.order], cap, guess=np.zeros_like(want_pos))
-        np.testing.assert_array_equal(pos[fitter.rank[:-1]], want_pos)
+        fastest = np.zeros_like(want_pos) + fitter.row_offset  # flat positions
+        pos, t = fitter.fit_rows(d[fitter.order], cap, guess=fastest)
+        np.testing.assert_array_equal(ref.pareto(fitter, pos[fitter.rank[:-1]]), want_pos)
         np.testing.assert_array_equal(t[fitter.rank[:-1]], want_t)
 
 
@@ -142,18 +145,44 @@ def test_guessed_and_floored_picks_match_the_plain_search(inst):
     near = np.where(tie, want_pos - 1, want_pos)
     assert tie.any()
     for g in (guess, want_pos, near, np.zeros_like(guess)):  # wrong, right, near, fastest
-        pos, t = g.copy(), np.empty(room.shape)
+        pos, t = g + off, np.empty(room.shape)  # flat positions
         clockfit._guessed_fitting(tv, fitter.flat_times, off, room.copy(), pos, t)
-        np.testing.assert_array_equal(pos, want_pos)
+        np.testing.assert_array_equal(pos - off, want_pos)
         np.testing.assert_array_equal(t, want_t)
     floor = guess
     want_pos, want_t = _plain_pick(tv, room, floor)
-    pos = floor.copy()
-    t = np.asarray([x[q] for x, q in zip(tv, pos)])
+    pos = floor + off
+    t = np.asarray([x[q] for x, q in zip(tv, floor)])
     clockfit._slower_fitting(tv, fitter.flat_times, off, room.copy(), pos, t)
-    np.testing.assert_array_equal(pos, want_pos)
+    np.testing.assert_array_equal(pos - off, want_pos)
     np.testing.assert_array_equal(t, want_t)
     assert np.any(want_pos != floor), "some position must move for this test to bite"
+
+
+@pytest.mark.parametrize("inst", INSTANCES)
+def test_picks_in_infinite_and_nan_windows(inst):
+    fitter = ClockFitter(inst)
+    rng = np.random.default_rng(9)
+    tv, off, room, guess = _level(fitter, rng, 32)
+    room[:, ::3] = np.inf  # the slowest option fits: never a padding entry
+    last = np.repeat(np.asarray([len(x) - 1 for x in tv])[:, None], room.shape[1], axis=1)
+    room[:, 1::3] = np.nan  # a guessed pick searches, as numpy sorts NaN last
+    want_pos, want_t = _plain_pick(tv, room, 0)
+    # Right but in the NaN windows: those alone tell whether NaN is searched.
+    only_nan_wrong = np.where(np.isnan(room), 0, want_pos)
+    assert np.any(only_nan_wrong != want_pos)
+    for g in (guess, last, only_nan_wrong):
+        pos, t = g + off, np.empty(room.shape)
+        clockfit._guessed_fitting(tv, fitter.flat_times, off, room.copy(), pos, t)
+        np.testing.assert_array_equal(pos - off, want_pos)
+        np.testing.assert_array_equal(t, want_t)
+    room[:, 1::3] = 1.0  # a floored pick keeps its option in a NaN window: not compared here
+    for floor in (guess, last):
+        want_pos, want_t = _plain_pick(tv, room, floor)
+        pos, t = floor + off, np.asarray([x[q] for x, q in zip(tv, floor)])
+        clockfit._slower_fitting(tv, fitter.flat_times, off, room.copy(), pos, t)
+        np.testing.assert_array_equal(pos - off, want_pos)
+        np.testing.assert_array_equal(t, want_t)
 
 
 def test_sum_in_order_adds_row_after_row():
@@ -201,6 +230,7 @@ def test_a_last_plan_alone_in_its_chunk_is_scored_pairwise():
     rng = np.random.default_rng(1)
     sizes = np.asarray([len(fitter.times[k]) for k in fitter.row_table])
     pos = (rng.random((fitter.n, BATCH_ROWS + 1)) * sizes[:, None]).astype(np.int64)
+    pos += fitter.row_offset  # flat positions
     t = fitter._times_rows(pos).copy()
     plans = np.empty((BATCH_ROWS + 1, fitter.n), dtype=np.int64)
     fitter.option_rows(pos, plans)
@@ -217,34 +247,45 @@ def test_a_last_plan_alone_in_its_chunk_is_scored_pairwise():
 
 
 @pytest.mark.parametrize("inst", INSTANCES)
-def test_lp_durations_seconds_and_cost_match_the_plain_formulas(inst):
+@pytest.mark.parametrize("first", [0, 7, 30])
+def test_lp_durations_seconds_and_cost_match_the_plain_formulas(inst, first):
     path = hull_path(inst)
     fitter = ClockFitter(inst)
     rows = hullcrawl._TableRows(path.hulls, fitter)
     k, T_q = sample_times(path, 2e-4)
-    kk, tq = k[:50], T_q[:50]
+    kk, tq = k[first : first + 50], T_q[first : first + 50]
     k0 = int(kk[0])
     d_k = hullcrawl._durations_at(path, k0, 0, path.d0, None)
     np.testing.assert_array_equal(d_k, path.d0 + path.delta[:k0] @ path.rate[:k0].astype(np.int64))
-    starts = event_durations(path, k0, int(kk[-1]) + 1, d_k)
-    plain = (starts[kk - k0] + (path.L[kk] - tq)[:, None] * path.rate[kk].astype(np.int64)).T
-    dq = hullcrawl._sample_quanta(path, starts, kk, tq, rows.order)
-    np.testing.assert_array_equal(dq, plain[rows.order])
-    ds, cost, guess = hullcrawl._seconds_and_cost(path, dq, rows)
+    starts = hullcrawl._event_starts(path, k0, int(kk[-1]) + 1, d_k)
+    np.testing.assert_array_equal(starts, event_durations(path, k0, int(kk[-1]) + 1, d_k).T)
+    plain = (starts.T[kk - k0] + (path.L[kk] - tq)[:, None] * path.rate[kk].astype(np.int64)).T
+    s, c, dq = hullcrawl._moving(path, starts, k0, kk - k0, path.L[kk] - tq)
+    moves = plain != starts[:, kk - k0]
+    assert moves.any(), "some duration should move within its event for this test to bite"
+    np.testing.assert_array_equal(np.sort(c * len(kk) + s), np.flatnonzero(moves))
+    np.testing.assert_array_equal(dq, plain[c, s])
+    ds, cost, guess = hullcrawl._lp_rows(path, starts, kk, tq, rows)
     np.testing.assert_array_equal(ds, ref.exact_seconds(path, plain)[fitter.order])
     h = path.hulls
     want = np.zeros(len(kk))
     for kt, r in h.groups:
         want += np.interp(plain[r], h.q[kt], h.vc[kt]).sum(axis=0)
     np.testing.assert_array_equal(cost, want)
-    assert guess.shape == ds.shape and guess.min() >= 0
+    # The guess: the slowest option within each duration (flat positions).
+    seconds = ref.exact_seconds(path, plain)
+    slowest = np.empty(plain.shape, dtype=np.int64)
+    for kt, r in h.groups:
+        fit = np.searchsorted(fitter.times[kt], seconds[r], side="right") - 1
+        slowest[r] = np.maximum(fit, 0) + kt * fitter.width
+    np.testing.assert_array_equal(guess, slowest[fitter.order])
 
 
 @pytest.mark.parametrize("inst", INSTANCES)
 def test_durations_at_a_later_event_from_the_last_chunk(inst):
     path = hull_path(inst)
     k1 = len(path.L)
-    starts = event_durations(path, 0, max(1, k1 // 2), path.d0)
+    starts = hullcrawl._event_starts(path, 0, max(1, k1 // 2), path.d0)
     for k0 in range(k1):
         want = path.d0 + path.delta[:k0] @ path.rate[:k0].astype(np.int64)
         np.testing.assert_array_equal(hullcrawl._durations_at(path, k0, 0, path.d0, starts), want)
@@ -257,12 +298,11 @@ def test_rows_of_plans_and_positions_round_trip(inst):
     sizes = np.asarray([len(fitter.times[k]) for k in fitter.table_of])
     pos = (rng.random((fitter.n, 11)) * sizes[:, None]).astype(np.int64)
     plans = np.empty((11, fitter.n), dtype=np.int64)
-    fitter.option_rows(pos[fitter.order], plans)
+    flat = ref.flat(fitter, pos)[fitter.order]
+    fitter.option_rows(flat, plans)
     np.testing.assert_array_equal(plans, ref.options(fitter, pos).T)
-    np.testing.assert_array_equal(fitter.positions_rows(plans), pos[fitter.order])
-    np.testing.assert_array_equal(
-        fitter._times_rows(pos[fitter.order]), ref.times_of(fitter, pos)[fitter.order]
-    )
+    np.testing.assert_array_equal(fitter.positions_rows(plans), flat)
+    np.testing.assert_array_equal(fitter._times_rows(flat), ref.times_of(fitter, pos)[fitter.order])
 
 
 @pytest.mark.parametrize("inst", INSTANCES)
@@ -281,6 +321,51 @@ def test_relaxed_gap_plans_and_their_makespans(inst):
     np.testing.assert_array_equal(out, ref.options(fitter, want).T)
     np.testing.assert_array_equal(spans, batch_evaluate(inst, out, dag)[0])
     assert np.any(out != plans), "the relaxation should move some clock for this test to bite"
+
+
+def _plain_relax(fitter: ClockFitter, dag: CompactDag, pos: np.ndarray, T: np.ndarray):
+    """A backward then a forward pass giving slack back, computation by computation."""
+    n, P = pos.shape
+    times = [fitter.times[k] for k in fitter.table_of]
+    pos = pos.copy()
+    t = np.asarray([times[v][pos[v]] for v in range(n)])
+    es, fin, start = np.zeros((n, P)), np.zeros((n, P)), np.empty((n, P))
+    for v in dag.order:
+        es[v] = np.max([fin[p] for p in dag.preds[v]] + [np.zeros(P)], axis=0)
+        fin[v] = es[v] + t[v]
+    for v in reversed(dag.order):
+        late = np.min([start[s] for s in dag.succs[v]] + [T], axis=0)
+        room = (late - es[v]) * (1 + 1e-12)
+        pos[v] = np.maximum(times[v].searchsorted(room, side="right") - 1, pos[v])
+        t[v] = times[v][pos[v]]
+        start[v] = late - t[v]
+    lf = np.empty((n, P))
+    for v in reversed(dag.order):
+        lf[v] = np.min([start[s] for s in dag.succs[v]] + [T], axis=0)
+        start[v] = lf[v] - t[v]
+    for v in dag.order:
+        es[v] = np.max([fin[p] for p in dag.preds[v]] + [np.zeros(P)], axis=0)
+        room = (lf[v] - es[v]) * (1 + 1e-12)
+        pos[v] = np.maximum(times[v].searchsorted(room, side="right") - 1, pos[v])
+        t[v] = times[v][pos[v]]
+        fin[v] = es[v] + t[v]
+    return pos, fin.max(axis=0)
+
+
+@pytest.mark.parametrize("inst", INSTANCES)
+def test_relaxation_matches_the_plain_passes(inst):
+    dag = CompactDag(inst)
+    fitter = ClockFitter(inst, dag)
+    rng = np.random.default_rng(8)
+    sizes = np.asarray([len(fitter.times[k]) for k in fitter.table_of])
+    pos = (rng.random((fitter.n, 25)) * sizes[:, None]).astype(np.int64)
+    T = batch_evaluate(inst, np.ascontiguousarray(ref.options(fitter, pos).T), dag)[0]
+    T = T * rng.uniform(1.0, 1.3, 25)
+    want_pos, want_span = _plain_relax(fitter, dag, pos, T)
+    got, _, span = fitter._relax(ref.flat(fitter, pos)[fitter.order], T, 2)
+    np.testing.assert_array_equal(ref.pareto(fitter, got[fitter.rank[:-1]]), want_pos)
+    np.testing.assert_array_equal(span, want_span)
+    assert np.any(want_pos != pos), "the relaxation should move some clock for this test to bite"
 
 
 @pytest.mark.parametrize("inst", INSTANCES)
@@ -315,3 +400,15 @@ def test_frontier_verified_in_chunks_matches_one_evaluator_call():
     assert [p.makespan_s for p in points] == ev.iteration_time_s.tolist()
     assert [p.objective for p in points] == ev.energy_j.tolist()
     assert [p.solution.choice for p in points] == [tuple(r) for r in plans[front].tolist()]
+
+
+def test_positions_of_a_dominated_option_are_refused():
+    inst = random_dag_instance(15, 4, seed=3)
+    fitter = ClockFitter(inst)
+    kt = next(k for k, inv in enumerate(fitter.inverse) if np.any(inv < 0))
+    v = fitter.table_of.index(kt)
+    plans = np.tile([int(ix[0]) for ix in (fitter.index[k] for k in fitter.table_of)], (3, 1))
+    fitter.positions_rows(plans)  # Pareto options only: accepted
+    plans[1, v] = int(np.flatnonzero(fitter.inverse[kt] < 0)[0])
+    with pytest.raises(ValueError, match="not Pareto-optimal"):
+        fitter.positions_rows(plans)
