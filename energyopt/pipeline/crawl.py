@@ -345,10 +345,7 @@ def crawl(
     model = _Model(instance, float(tau_s), cost_model, rounding)
     dag = CompactDag(instance)
     timer = IntegerTimer(dag, model.d_max)
-    # Algorithm 1 starts from the minimal-energy schedule: every duration at its longest.
-    d = model.d_max.copy()
-    if start is not None:
-        d = _start_durations(instance, model, start, tau_s, rounding)
+    d = _start_durations(instance, model, start, tau_s, rounding)
     L0 = _planned_makespan(timer, d)
     expected_steps = L0 - _planned_makespan(timer, model.d_min)
     stats = _start_stats(float(tau_s), cost_model, flow, rounding, expected_steps)
@@ -374,9 +371,19 @@ def crawl(
 
 
 def _start_durations(
-    instance: PemInstance, model: _Model, start: tuple[int, ...], tau_s: float, rounding: str
+    instance: PemInstance,
+    model: _Model,
+    start: tuple[int, ...] | None,
+    tau_s: float,
+    rounding: str,
 ) -> np.ndarray:
-    """Grid durations of the plan ``start`` (option indices), as :func:`tabulate` rounds."""
+    """Grid durations of the plan ``start`` (option indices), as :func:`tabulate` rounds.
+
+    Without ``start``, Algorithm 1's start: the minimal-energy schedule, every
+    duration at its longest.
+    """
+    if start is None:
+        return model.d_max.copy()
     n = instance.num_computations
     if len(start) != n:
         raise ValueError(f"start: {len(start)} option indices for {n} computations")

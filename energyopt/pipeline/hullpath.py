@@ -17,8 +17,8 @@ step moving as far as its cut stays optimal:
    ``delta``).
 
 Between two events the durations move linearly, so the LP's optimal durations
-are known at every iteration time; :func:`sample_times`,
-:func:`sample_times` and :func:`event_durations` read them back.
+are known at every iteration time; :func:`sample_times` picks the times at which
+:mod:`~energyopt.pipeline.hullcrawl` reads them back.
 """
 
 from __future__ import annotations
@@ -541,13 +541,3 @@ def sample_times(path: HullPath, tau_s: float) -> tuple[np.ndarray, np.ndarray]:
     top = np.repeat(first + (count - 1) * g, count + 1)
     T = np.where(offs == 0, hi[ks], top - (offs - 1) * g)
     return ks, T
-
-
-def event_durations(path: HullPath, k0: int, k1: int, d_start: np.ndarray) -> np.ndarray:
-    """Durations (quanta) at the starts of events ``k0 .. k1 - 1`` from those at ``k0``."""
-    delta = path.delta[k0 : k1 - 1]
-    out = np.empty((len(delta) + 1, len(d_start)), dtype=np.int64)
-    out[0] = d_start
-    np.multiply(delta[:, None], path.rate[k0 : k1 - 1], out=out[1:])
-    # Integers: the running sum in place is exact, whatever the order of the additions.
-    return np.cumsum(out, axis=0, out=out)

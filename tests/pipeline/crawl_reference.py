@@ -63,3 +63,13 @@ def times_of(fitter: ClockFitter, pos: np.ndarray) -> np.ndarray:
 def options(fitter: ClockFitter, pos: np.ndarray) -> np.ndarray:
     """Option indices (into the instance's tables) of Pareto positions, node by node."""
     return np.array([fitter.index[fitter.table_of[v]][pos[v]] for v in range(fitter.n)])
+
+
+def event_durations(path: HullPath, k0: int, k1: int, d_start: np.ndarray) -> np.ndarray:
+    """Durations (quanta) at the starts of events ``k0 .. k1 - 1`` from those at ``k0``."""
+    delta = path.delta[k0 : k1 - 1]
+    out = np.empty((len(delta) + 1, len(d_start)), dtype=np.int64)
+    out[0] = d_start
+    np.multiply(delta[:, None], path.rate[k0 : k1 - 1], out=out[1:])
+    # Integers: the running sum in place is exact, whatever the order of the additions.
+    return np.cumsum(out, axis=0, out=out)

@@ -23,7 +23,7 @@ from energyopt.pipeline import (
 from energyopt.pipeline.clockfit import ClockFitter, sum_in_order
 from energyopt.pipeline.dag import CompactDag
 from energyopt.pipeline.evaluator import evaluate_many
-from energyopt.pipeline.hullpath import event_durations, hull_path, sample_times
+from energyopt.pipeline.hullpath import hull_path, sample_times
 from energyopt.pipeline.paretoset import (
     BATCH_ROWS,
     batch_evaluate,
@@ -258,7 +258,7 @@ def test_lp_durations_seconds_and_cost_match_the_plain_formulas(inst, first):
     d_k = hullcrawl._durations_at(path, k0, 0, path.d0, None)
     np.testing.assert_array_equal(d_k, path.d0 + path.delta[:k0] @ path.rate[:k0].astype(np.int64))
     starts = hullcrawl._event_starts(path, k0, int(kk[-1]) + 1, d_k)
-    np.testing.assert_array_equal(starts, event_durations(path, k0, int(kk[-1]) + 1, d_k).T)
+    np.testing.assert_array_equal(starts, ref.event_durations(path, k0, int(kk[-1]) + 1, d_k).T)
     plain = (starts.T[kk - k0] + (path.L[kk] - tq)[:, None] * path.rate[kk].astype(np.int64)).T
     s, c, dq = hullcrawl._moving(path, starts, k0, kk - k0, path.L[kk] - tq)
     moves = plain != starts[:, kk - k0]
