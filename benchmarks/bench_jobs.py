@@ -198,14 +198,20 @@ def report(walls: dict, stores: dict, over: dict) -> None:
 
 
 def amdahl(walls: dict, stores: dict) -> None:
-    """The most ``--jobs 2`` can gain on two cores, from the ``--jobs 1`` runs: all but
-    the cells' wall-clock times is serial (start-up before the first cell, the end after
-    the last), and the cells at best split evenly between two jobs at no extra cost."""
-    wall = statistics.median(walls["--jobs 1"])
-    start, _, work = (statistics.median(x) for x in zip(*map(phases, stores["--jobs 1"])))
+    """The most ``--jobs 2`` can gain on two cores, from the ``--jobs 1`` runs (of this
+    tree, and of the baseline's where given): all but the cells' wall-clock times is
+    serial (start-up before the first cell, the end after the last), and the cells at best
+    split evenly between two jobs at no extra cost."""
+    for label in ("--jobs 1", "baseline --jobs 1"):
+        if label in walls:
+            _amdahl(label, statistics.median(walls[label]), stores[label])
+
+
+def _amdahl(label: str, wall: float, stores: list[Path]) -> None:
+    start, _, work = (statistics.median(x) for x in zip(*map(phases, stores)))
     serial = wall - work
     print(
-        f"Amdahl, from --jobs 1 (medians): {wall:.2f} s = {serial:.2f} s serial (start-up "
+        f"Amdahl, from {label} (medians): {wall:.2f} s = {serial:.2f} s serial (start-up "
         f"{start:.2f} s, between and after the cells {serial - start:.2f} s) + {work:.2f} s "
         f"of cells; two jobs at best {serial:.2f} + {work:.2f} / 2 = {serial + work / 2:.2f} s: "
         f"at most {wall / (serial + work / 2):.2f}x"
