@@ -202,7 +202,7 @@ class _Server:
 
     def reap(self) -> None:
         """Tell each client whose cell has ended how it ended; replace dead spares."""
-        self.took()  # a cell's message is sent before it can end: read it first
+        ended = []
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -210,6 +210,13 @@ class _Server:
                 break
             if pid == 0:
                 break
+            ended.append((pid, status))
+        # A cell sends its message before it can end, so the message of every process
+        # reaped above is waiting now. Read before reaping, a message sent between the
+        # reading and the reaping (a cell that crashed at once) left its client waiting,
+        # without an ``exit`` line, until the time limit killed the dead cell.
+        self.took()
+        for pid, status in ended:
             self.spares.discard(pid)
             conn = self.cells.pop(pid, None)
             if conn is not None:
