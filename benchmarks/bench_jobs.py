@@ -20,10 +20,16 @@ the first cell of each run. Finally every store must hold the same contents
 
     python benchmarks/bench_jobs.py [--suite smoke] [--seeds 0] [--repeat 3] [--dask]
                                     [--time-limit 30] [--grace S] [--baseline TREE]
+                                    [--server-starts N]
 
 With ``--baseline TREE`` the same ``--jobs 1`` and ``--jobs 2`` runs of another source tree
 (``git worktree add TREE main``) are interleaved with these, so that a change is compared
 with its baseline under the same load.
+
+The serial part of a run (what ``--jobs 2`` cannot share) is printed as an Amdahl bound
+from the ``--jobs 1`` runs, and the cell server's start, the longest part of it, is timed
+apart ``--server-starts`` times per tree in CPU seconds, which the load inflates less than
+wall-clock time.
 
 The machine's load average is printed before and after: a busy machine shrinks speed-ups.
 """
@@ -46,6 +52,7 @@ from pathlib import Path
 
 import energyopt
 from energyopt.bench.store import CONTENT_COLUMNS, ResultsStore
+from energyopt.core.registry import FAMILY_MODULES
 from energyopt.core.table import format_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,13 +71,16 @@ def bench_run(args: argparse.Namespace, store: Path, extra: list[str], root: Pat
     tick = time.perf_counter()
     run = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=_env(root))
     wall = time.perf_counter() - tick
+    ENDED[store] = time.time()
     if run.returncode not in (0, 1):  # 1: some cells failed, which the contents check shows
         raise SystemExit(f"bench failed ({run.returncode}): {run.stderr.strip()[-500:]}")
     return wall
 
 
-#: Store -> Unix time at which its ``bench`` command was launched.
+#: Store -> Unix time at which its ``bench`` command was launched, and at which it ended
+#: (its output closed: the cell server, which shares it, had exited too).
 LAUNCHED: dict[Path, float] = {}
+ENDED: dict[Path, float] = {}
 
 
 def _env(root: Path = ROOT) -> dict[str, str]:
@@ -89,16 +99,56 @@ def overheads(store: Path) -> list[float]:
     return [r[0] for r in rows[1:]]
 
 
-def phases(store: Path) -> tuple[float, float, float]:
+def phases(store: Path) -> tuple[float, float, float, float]:
     """Seconds from the command's launch to its first cell's start (start-up: interpreter,
-    imports, planning, cell server), from then to the last cell's end, and the sum of the
-    cells' wall-clock times (the work that jobs can share)."""
+    imports, planning, cell server), from then to the last cell's end, the sum of the
+    cells' wall-clock times (the work that jobs can share), and from the last cell's end
+    to the command's (the store's last commit, the summary, the processes' exit)."""
     db = sqlite3.connect(store)
     rows = db.execute("SELECT finished_at, wall_s FROM cells").fetchall()
     db.close()
     ends = [_dt.datetime.fromisoformat(f).timestamp() for f, _ in rows]
     first = min(e - w for e, (_, w) in zip(ends, rows))
-    return first - LAUNCHED[store], max(ends) - first, sum(w for _, w in rows)
+    last = max(ends)
+    return first - LAUNCHED[store], last - first, sum(w for _, w in rows), ENDED[store] - last
+
+
+def server_start(root: Path) -> tuple[float, float]:
+    """Wall-clock and CPU seconds (from ``/proc``) of one cell server of the source tree
+    ``root``, every family preloaded as ``bench`` does, from its launch to its ``ready``:
+    the imports and forks that every run waits for before its first cell, in CPU time,
+    which the other sessions' load does not inflate as it does wall-clock time."""
+    families = list(FAMILY_MODULES.values())
+    with tempfile.TemporaryDirectory() as tmp:
+        tick = time.perf_counter()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "energyopt.bench.cellserver", f"{tmp}/s.sock", *families],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=root, env=_env(root),
+        )  # fmt: skip
+        proc.stdout.readline()
+        wall = time.perf_counter() - tick
+        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+        proc.stdin.close()  # the server exits when its input closes
+        proc.wait(30)
+    return wall, cpu
+
+
+def server_starts(args: argparse.Namespace) -> None:
+    """Median wall-clock and CPU time of ``args.server_starts`` cell server starts of this
+    tree (and of the baseline, alternating)."""
+    trees = {"this tree": ROOT, **({"baseline": Path(args.baseline)} if args.baseline else {})}
+    times: dict[str, list[tuple[float, float]]] = {label: [] for label in trees}
+    for _ in range(args.server_starts):
+        for label, root in trees.items():
+            times[label].append(server_start(root))
+    for label, ts in times.items():
+        walls, cpus = zip(*ts)
+        print(
+            f"cell server, launch to ready ({label}, median of {len(ts)}): "
+            f"CPU {statistics.median(cpus):.2f} s (min {min(cpus):.2f}), "
+            f"wall-clock {statistics.median(walls):.2f} s"
+        )
 
 
 class LocalCluster:
@@ -168,7 +218,7 @@ def report(walls: dict, stores: dict, over: dict) -> None:
     for label, ws in walls.items():
         med = statistics.median(ws)
         ov = over[label]
-        start, span, work = (statistics.median(x) for x in zip(*map(phases, stores[label])))
+        start, span, work, _ = (statistics.median(x) for x in zip(*map(phases, stores[label])))
         # a baseline's speed-up is against its own --jobs 1
         base = statistics.median(walls["baseline --jobs 1" if "baseline" in label else "--jobs 1"])
         rows.append([
@@ -198,15 +248,22 @@ def report(walls: dict, stores: dict, over: dict) -> None:
 
 
 def amdahl(walls: dict, stores: dict) -> None:
-    """The most ``--jobs 2`` can gain on two cores, from the ``--jobs 1`` runs: all but
-    the cells' wall-clock times is serial (start-up before the first cell, the end after
-    the last), and the cells at best split evenly between two jobs at no extra cost."""
-    wall = statistics.median(walls["--jobs 1"])
-    start, _, work = (statistics.median(x) for x in zip(*map(phases, stores["--jobs 1"])))
+    """The most ``--jobs 2`` can gain on two cores, from the ``--jobs 1`` runs (of this
+    tree, and of the baseline's where given): all but the cells' wall-clock times is
+    serial (start-up before the first cell, the end after the last), and the cells at best
+    split evenly between two jobs at no extra cost."""
+    for label in ("--jobs 1", "baseline --jobs 1"):
+        if label in walls:
+            _amdahl(label, statistics.median(walls[label]), stores[label])
+
+
+def _amdahl(label: str, wall: float, stores: list[Path]) -> None:
+    start, _, work, end = (statistics.median(x) for x in zip(*map(phases, stores)))
     serial = wall - work
     print(
-        f"Amdahl, from --jobs 1 (medians): {wall:.2f} s = {serial:.2f} s serial (start-up "
-        f"{start:.2f} s, between and after the cells {serial - start:.2f} s) + {work:.2f} s "
+        f"Amdahl, from {label} (medians): {wall:.2f} s = {serial:.2f} s serial (start-up "
+        f"{start:.2f} s, end {end:.2f} s, between the cells {serial - start - end:.2f} s) + "
+        f"{work:.2f} s "
         f"of cells; two jobs at best {serial:.2f} + {work:.2f} / 2 = {serial + work / 2:.2f} s: "
         f"at most {wall / (serial + work / 2):.2f}x"
     )
@@ -225,6 +282,13 @@ def main() -> None:
         metavar="TREE",
         help="also time the source tree TREE (e.g. a `git worktree` of main), interleaved",
     )
+    ap.add_argument(
+        "--server-starts",
+        type=int,
+        default=5 if Path("/proc/self/stat").exists() else 0,
+        metavar="N",
+        help="also time N cell server starts per tree, in CPU seconds (Linux; default 5)",
+    )
     args = ap.parse_args()
     print(
         f"suite {args.suite!r}, seeds {args.seeds}: whole `energyopt bench` runs; "
@@ -236,6 +300,8 @@ def main() -> None:
         with ResultsStore(stores["--jobs 1"][0]) as db:
             print(f"{len(db)} cells per run")
         report(walls, stores, over)
+    if args.server_starts:
+        server_starts(args)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -405,7 +405,24 @@ def _failed(record: dict[str, Any]) -> bool:
 
 
 def _progress_bar(total: int, skipped: int, enabled: bool) -> Any:
+    if not enabled:
+        # tqdm's import (25 ms of CPU, its version lookup reads package metadata) would
+        # delay the first cell for a bar that is not shown.
+        return _NoBar()
     from tqdm import tqdm
 
     desc = f"bench ({skipped} already done)" if skipped else "bench"
-    return tqdm(total=total, desc=desc, unit="cell", disable=not enabled, file=sys.stderr)
+    return tqdm(total=total, desc=desc, unit="cell", file=sys.stderr)
+
+
+class _NoBar:
+    """The progress bar's interface, drawing nothing (progress off or not a terminal)."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def set_postfix_str(self, text: str = "", refresh: bool = True) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

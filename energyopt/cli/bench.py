@@ -90,6 +90,7 @@ def show_progress(args: argparse.Namespace) -> bool:
 
 @one_line_errors
 def _bench(args: argparse.Namespace) -> int:
+    _start_cell_server(args)
     from energyopt.bench.runner import plan_cells, run_bench
     from energyopt.cli.options import parse_options
 
@@ -129,6 +130,24 @@ def _bench(args: argparse.Namespace) -> int:
         print(f"{len(lost)} cell(s) failed or were killed (--allow-failures to exit 0)")
         return 1
     return 0
+
+
+def _start_cell_server(args: argparse.Namespace) -> None:
+    """Start the cell server before anything else, and prepare this process meanwhile.
+
+    Its imports (the families and their solvers: most of a run's start) are the longest
+    step before the first cell and run in a process of their own, so it starts before
+    this one imports the runner; what this process imports later for the run (the
+    progress bar) is imported while the server imports, on the other core. Planning
+    (:func:`energyopt.bench.runner.plan_cells`) then finds it running.
+    """
+    from energyopt.bench.cells import preload_families, start_cell_server
+
+    if args.family:
+        preload_families(args.family)
+    start_cell_server()
+    if show_progress(args):
+        import tqdm  # noqa: F401
 
 
 def _lost_cells(store: str, run_id: str) -> list[str]:

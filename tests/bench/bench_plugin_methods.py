@@ -65,3 +65,27 @@ def hang_with_child(instance, *, time_limit=None, seed=None):
     with open(os.environ["BENCH_TEST_CHILD_PID"], "w") as fh:
         fh.write(str(child.pid))
     time.sleep(3600)
+
+
+@register("pipeline", "test-modules", exact=True)
+def report_modules(instance, *, time_limit=None, seed=None):
+    """Brute force, after writing what the cell's process inherited from the cell server.
+
+    Writes a JSON object to the file named by ``BENCH_TEST_MODULES``: whether
+    ``scipy.stats`` and Pyomo were imported before the method ran, whether the garbage
+    collector is on, and ``scipy.stats.norm.cdf(0)`` read through Pyomo's deferred
+    ``scipy`` (so that a method that needs ``scipy.stats`` still gets it).
+    """
+    import gc
+    import json
+    import sys
+
+    before = {m: m in sys.modules for m in ("scipy.stats", "scipy.integrate", "pyomo.environ")}
+    from pyomo.common.dependencies import scipy
+
+    before["gc_enabled"] = gc.isenabled()
+    before["norm_cdf_0"] = float(scipy.stats.norm.cdf(0.0))
+    with open(os.environ["BENCH_TEST_MODULES"], "w") as fh:
+        json.dump(before, fh)
+    res = solve_bruteforce(instance)
+    return dataclasses.replace(res, method="test-modules")

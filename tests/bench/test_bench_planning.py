@@ -76,3 +76,26 @@ def test_planning_errors_come_back_as_raised(instance_files, tmp_path):
         plan_cells(suite="smoke", families=["nope"])
     with pytest.raises(ValueError, match="--plugin no_such_plugin_module"):
         plan_cells(files=instance_files, plugins=["no_such_plugin_module"])
+
+
+def test_cells_inherit_no_scipy_stats_and_can_still_use_it(instance_files, tmp_path):
+    """The cell server skips Pyomo's import of ``scipy.stats`` (a quarter of its start-up)
+    and imports with the garbage collector off; its cells get neither, and a cell that
+    asks for ``scipy.stats`` (through Pyomo's deferred ``scipy``) still gets it."""
+    from benchutil import PLUGIN, cli
+
+    report = tmp_path / "modules.json"
+    run = cli(
+        "bench", str(instance_files[0]), "-m", "test-modules", "--plugin", PLUGIN,
+        "--store", str(tmp_path / "r.sqlite"), "--no-progress",
+        env={"BENCH_TEST_MODULES": str(report)}, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    seen = json.loads(report.read_text())
+    assert seen == {
+        "scipy.stats": False,
+        "scipy.integrate": False,
+        "pyomo.environ": True,  # the solver stack is there: only the unused part is skipped
+        "gc_enabled": True,
+        "norm_cdf_0": 0.5,
+    }
