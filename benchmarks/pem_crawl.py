@@ -36,6 +36,13 @@ Sections:
     The profile at 8 x 12 at the all-f_max iteration time and 10 % above it: the
     crawl against the HiGHS MILP (``highs``, ``--exact-time-limit`` seconds), with
     its proven bound.
+``repair``
+    The default (both end repairs of :mod:`energyopt.pipeline.repair`) and
+    ``repair=False`` against lowtime (one run each) on the benchmark rows, two noisy
+    copies of the profile (``--noise``, seeds 1 and 2, 12 microbatches; simulated), the
+    profile at ``--repair-microbatches`` (default 12; 96 costs lowtime about 40 minutes
+    of CPU) and two synthetic instances where the crawl had lost; not in the default
+    ``--sections``.
 ``gaps``
     Gaps to the exact optimum (brute force) on random 7-computation DAGs and on
     synthetic 1F1B 2 x 2 (4 clocks): at the instance deadline, and over every
@@ -579,6 +586,63 @@ def gaps(args) -> None:
     )
 
 
+def repair_cases(args, tmp: Path) -> list[tuple[str, PemInstance]]:
+    """The instances of the ``repair`` section: three benchmark rows, two noisy copies of
+    the profile (simulated, written to ``tmp``) and two synthetic instances that lost;
+    the profile at every ``--repair-microbatches`` M (lowtime takes ~40 min at 96)."""
+    cases = [
+        ("synthetic 1F1B 4 x 8, 10 clocks", synthetic_instance(4, 8, 10, seed=0)),
+        ("synthetic 1F1B 8 x 16, 10 clocks", synthetic_instance(8, 16, 10, seed=0)),
+    ]
+    path, pb = args.profile_path, args.p_blocking_w
+    if path.exists():
+        for M in args.repair_microbatches:
+            inst = instance_from_perseus_profile(path, M, p_blocking_w=pb)
+            cases.append((f"{path.stem} 8 x {M}", inst))
+        for seed in (1, 2):
+            copy = tmp / f"noisy{seed}.csv"
+            write_noisy_profile(path, copy, args.noise, seed)
+            inst = instance_from_perseus_profile(copy, 12, p_blocking_w=pb)
+            cases.append((f"noisy copy, seed {seed}, 8 x 12 (simulated)", inst))
+    cases.append(("synthetic 6 x 12, 10 clocks, seed 1", synthetic_instance(6, 12, 10, seed=1)))
+    cases.append(("synthetic 8 x 16, 8 clocks, seed 2", synthetic_instance(8, 16, 8, seed=2)))
+    return cases
+
+
+def repair(args) -> None:
+    """The default (both end repairs) and ``repair=False`` against lowtime, one run each."""
+    if lowtime_version() is None:
+        print("lowtime is not installed: section skipped")
+        return
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, inst in repair_cases(args, Path(tmp)):
+            lt = run_lowtime(inst)
+            row = [label]
+            cpus = []
+            for rep in (False, True):
+                ctick = time.process_time()
+                res = energyopt.solve(inst, "perseus", progress=False, repair=rep)
+                cpus.append(time.process_time() - ctick)
+                r, _ = lowtime_quality(inst, res.frontier, lt)
+                worse = 100 * (r > 1e-9).mean()
+                row.append(f"{100 * r.max():+.4f} / {100 * np.median(r):+.3f} / {worse:.1f}")
+            rows.append([*row, f"{cpus[0]:.2f} / {cpus[1]:.2f}", f"{lt['cpu_s']:.2f}"])
+            print(f"  done {label}", flush=True)
+    print(
+        format_table(
+            [
+                "instance",
+                "repair=False: vs lowtime % max / median / % worse",
+                "default (both ends repaired)",
+                "CPU s off / default",
+                "lowtime CPU s",
+            ],
+            rows,
+        )
+    )
+
+
 def write_noisy_profile(src: Path, out: Path, noise: float, seed: int) -> None:
     """A copy of the profile ``src`` with every time and energy scaled by ``1 +- noise``.
 
@@ -629,6 +693,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--variants", default="default,both", help=f"of {', '.join(VARIANTS)}")
     ap.add_argument("--speed-microbatches", type=int, nargs="*", default=[12, 96])
     ap.add_argument("--exact-time-limit", type=float, default=240.0)
+    ap.add_argument("--repair-microbatches", type=int, nargs="*", default=[12])
     ap.add_argument("--profile", type=Path, help="stage profile in the Perseus format")
     ap.add_argument("--p-blocking", type=float, help="blocking power, W (default: --gpu preset)")
     ap.add_argument("--gpu", help="blocking-power preset: a100 (83.64 W) or a40 (70.38 W)")
@@ -671,6 +736,7 @@ def main() -> None:
     )
     sections = {"speed": speed, "table6": table6, "reference": reference, "exact": exact}
     sections["gaps"] = gaps
+    sections["repair"] = repair
     for name in args.sections.split(","):
         print(f"\n== {name}")
         sections[name](args)
