@@ -39,9 +39,10 @@ are exact. Safeguards and additions the paper does not spell out:
   fastest options); :func:`_finish_to_fastest` closes that gap with min-cut steps
   on the measured times.
 - between two steps the Critical DAG rarely changes: the last step's critical set
-  is tried first (:func:`_critical_mask`) and, with ``flow="one"``, one flow network
-  is kept (:class:`~energyopt.pipeline.maxflow.OneFlowCutter`); both give exactly
-  what a fresh computation gives.
+  is tried first (:meth:`~energyopt.pipeline.dag.IntegerTimer.critical`) and,
+  with ``flow="one"``, one flow network is kept
+  (:class:`~energyopt.pipeline.maxflow.OneFlowCutter`); both give exactly what a
+  fresh computation gives.
 
 All counted in ``stats``. Every schedule is converted to clocks (the slowest
 Pareto-optimal option that meets the plan, Perseus 4.3) and scored with the
@@ -572,8 +573,8 @@ def _critical_dag(
         Durations, earliest starts and finishes, and makespan (units of tau).
     previous
         The last step's Critical DAG, if any: its critical set is tried first
-        (:func:`_critical_mask`), and its edges are reused when nothing that
-        decides them changed.
+        (:meth:`~energyopt.pipeline.dag.IntegerTimer.critical`), and its edges are
+        reused when nothing that decides them changed.
 
     Returns
     -------
@@ -582,7 +583,7 @@ def _critical_dag(
     """
     tight_all = ef[graph.prec_from] == es[graph.prec_to]
     known = previous.crit_mask if previous is not None else None
-    crit_mask = _critical_mask(timer, graph, d, es, ef, L, tight_all, known)
+    crit_mask, _ = timer.critical(d, es, ef, L, graph.prec_from, graph.prec_to, tight_all, known)
     tight = crit_mask[graph.prec_from] & crit_mask[graph.prec_to] & tight_all
     key = np.concatenate([crit_mask, crit_mask & (es == 0), crit_mask & (ef == L), tight])
     if previous is not None and np.array_equal(key, previous.key):
@@ -598,33 +599,6 @@ def _critical_dag(
     lower = np.concatenate([model.lower[table, col], np.zeros(others)])
     upper = np.concatenate([model.upper[table, col], np.full(others, math.inf)])
     return _CapacityDag(crit, tail, head, lower, upper, crit_mask, key)
-
-
-def _critical_mask(
-    timer: IntegerTimer,
-    graph: _EdgeCentricDag,
-    d: np.ndarray,
-    es: np.ndarray,
-    ef: np.ndarray,
-    L: int,
-    tight: np.ndarray,
-    known: np.ndarray | None,
-) -> np.ndarray:
-    """The critical computations (``es + tail == L``), from ``known`` when it still holds.
-
-    A computation is critical exactly when it ends at ``L`` or has a tight
-    precedence (``tight``, over all precedences) to a critical one: its tail is its
-    duration plus the longest tail after it, and a successor starts no earlier than
-    it ends and ends no later than ``L``. On a DAG this recursion has one solution,
-    so when ``known`` (the last step's set, which most steps keep) solves it, it is
-    the critical set, found without the longest-path run for the tails.
-    """
-    if known is not None:
-        solves = ef == L
-        solves[graph.prec_from[tight & known[graph.prec_to]]] = True
-        if np.array_equal(solves, known):
-            return known
-    return es + timer.tail(d) == L
 
 
 def _min_cut_step(

@@ -181,6 +181,34 @@ class IntegerTimer:
         dist = dijkstra(g, directed=True, indices=self.n)
         return self.pi - dist[: self.n]
 
+    def critical(
+        self,
+        d: np.ndarray,
+        es: np.ndarray,
+        ef: np.ndarray,
+        L: int,
+        tail: np.ndarray,
+        head: np.ndarray,
+        tight: np.ndarray,
+        known: np.ndarray | None,
+    ) -> tuple[np.ndarray, bool]:
+        """The critical computations (``es + tail == L``), and whether ``known`` was they.
+
+        A computation is critical exactly when it ends at ``L`` or has a tight
+        precedence (``tight``, a mask over the precedences ``tail -> head``) to a
+        critical one: its tail is its duration plus the longest tail after it, and a
+        successor starts no earlier than it ends and ends no later than ``L``. On a
+        DAG this recursion has one solution, so when ``known`` (the last step's set,
+        which most steps keep) solves it, it is the critical set, found without the
+        longest-path run for the tails.
+        """
+        if known is not None:
+            solves = ef == L
+            solves[tail[tight & known[head]]] = True
+            if np.array_equal(solves, known):
+                return known, True
+        return es + self.tail(d) == L, False
+
     def tail(self, d: np.ndarray) -> np.ndarray:
         """Longest path from the start of every computation to the end (its own included)."""
         from scipy.sparse.csgraph import dijkstra

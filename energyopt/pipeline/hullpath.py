@@ -299,20 +299,11 @@ def _critical(
     L: int,
     known: np.ndarray | None,
 ) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Critical computations, tight edges (``ef[tail] == es[head]``), whether ``known`` held.
-
-    A computation is critical (``es + tail == L``) exactly when it ends at ``L`` or
-    has a tight edge to a critical one; on a DAG this recursion has one solution.
-    Most events keep the critical set, so when ``known`` (the last one) solves the
-    recursion it is returned without the longest-path run for the tails.
-    """
+    """Critical computations, tight edges (``ef[tail] == es[head]``), whether ``known`` held
+    (:meth:`~energyopt.pipeline.dag.IntegerTimer.critical`)."""
     tight = ef[et] == es[eh]
-    if known is not None:
-        solves = ef == L
-        solves[et[tight & known[eh]]] = True
-        if np.array_equal(solves, known):
-            return known, tight, True
-    return es + timer.tail(d) == L, tight, False
+    crit, kept = timer.critical(d, es, ef, L, et, eh, tight, known)
+    return crit, tight, kept
 
 
 def _progress_bar(
