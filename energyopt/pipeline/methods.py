@@ -509,7 +509,7 @@ def solve_perseus(
     """Perseus frontier crawl; objective = least energy at the deadline (Eq. 2 lookup).
 
     ``crawl="exact"`` (default): the crawl on the exact hull, clocks fitted to the
-    LP's durations, and the slow-end repair (``repair``, :mod:`energyopt.pipeline.repair`);
+    LP's durations, and the two end repairs (``repair``, :mod:`energyopt.pipeline.repair`);
     ``crawl="grid"``: Algorithm 1 on the grid of ``tau_s``.
     """
     return perseus_frontier(
