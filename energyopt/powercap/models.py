@@ -19,14 +19,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from scipy.optimize import least_squares
 
 from energyopt.core.instance import InstanceError
 from energyopt.profiles.schema import validate_profile
+
+if TYPE_CHECKING:  # pandas is imported where a profile is fitted: no method needs it
+    import pandas as pd
 
 #: Names of the throughput parameters (formulations/powercap.md, PC-1..PC-4).
 TIME_PARAMS: tuple[str, ...] = (
@@ -256,6 +258,8 @@ def _prepare(df: pd.DataFrame, where: str) -> pd.DataFrame:
         )
     if "num_gpus" not in df.columns:
         df = df.assign(num_gpus=1)
+    import pandas as pd  # here, not at the top: the package starts without pandas (0.14 s)
+
     df = df.assign(num_gpus=pd.to_numeric(df["num_gpus"], errors="coerce"))
     for col in ("num_gpus", "batch_size", "time_s", "energy_j"):
         bad = df[~(df[col] > 0)]
@@ -493,6 +497,8 @@ def fit_all(
 
 def fit_table(reports: Mapping[str, FitReport]) -> pd.DataFrame:
     """Table 2 layout: held-out MAPE of the throughput and energy models per workload."""
+    import pandas as pd  # here, not at the top: the package starts without pandas
+
     return pd.DataFrame(
         [
             {
