@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.optimize import least_squares
 
 from energyopt.core.instance import InstanceError
 from energyopt.profiles.schema import validate_profile
@@ -291,6 +290,9 @@ def _fit_time(n, x, bs, r, t, gpn) -> tuple[dict[str, float], np.ndarray]:
         theta0[2:5] = coef
     lo, hi = np.array(_T_LO), np.array(_T_HI)
     theta0 = np.clip(theta0, lo + 1e-12, hi - 1e-12)
+    # SciPy's optimize (0.17 s) is imported where a model is fitted: no method fits one.
+    from scipy.optimize import least_squares
+
     sol = least_squares(resid, theta0, bounds=(lo, hi), x_scale="jac", max_nfev=4000)
     return dict(zip(TIME_PARAMS, sol.x.tolist())), pred(sol.x)
 
@@ -307,6 +309,8 @@ def _fit_energy(n, x, bs, comps, e, f0) -> dict[str, float]:
     theta0 = np.array([0, 20, 1, 0, 0, 0, 0, 20, 1, 0, 0, 20, 0, 0, 0, 20, 50, 50], dtype=float)
     lo, hi = np.array(_E_LO, float), np.array(_E_HI, float)
     theta0 = np.clip(theta0, lo + 1e-9, hi - 1e-9)
+    from scipy.optimize import least_squares  # see _fit_time
+
     sol = least_squares(resid, theta0, bounds=(lo, hi), x_scale="jac", max_nfev=4000)
     return dict(zip(ENERGY_PARAMS, sol.x.tolist()))
 

@@ -72,7 +72,7 @@ def report_modules(instance, *, time_limit=None, seed=None):
     """Brute force, after writing what the cell's process inherited from the cell server.
 
     Writes a JSON object to the file named by ``BENCH_TEST_MODULES``: whether
-    ``scipy.stats``, Pyomo and CP-SAT were imported before the method ran, whether the garbage
+    ``scipy.stats`` and Pyomo were imported before the method ran, whether the garbage
     collector is on, and ``scipy.stats.norm.cdf(0)`` read through Pyomo's deferred
     ``scipy`` (so that a method that needs ``scipy.stats`` still gets it).
     """
@@ -80,9 +80,7 @@ def report_modules(instance, *, time_limit=None, seed=None):
     import json
     import sys
 
-    late = "ortools.sat.python.cp_model"  # imported by the server once it is ready
-    names = ("scipy.stats", "scipy.integrate", "pyomo.environ", late)
-    before = {m: m in sys.modules for m in names}
+    before = {m: m in sys.modules for m in ("scipy.stats", "scipy.integrate", "pyomo.environ")}
     from pyomo.common.dependencies import scipy
 
     before["gc_enabled"] = gc.isenabled()
