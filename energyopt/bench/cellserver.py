@@ -97,7 +97,9 @@ def serve(path: str, preload: list[str]) -> None:
         server.fill()
         sys.stdout.write("ready\n")
         sys.stdout.flush()
-        warm(LATE_MODULES, solvers=False)
+        for module in LATE_MODULES:
+            warm([module], solvers=False)
+            server.reap()  # between two imports, the cells that ended are reported
         server.renew()
         while True:
             for key, _ in sel.select(_REAP_S):
