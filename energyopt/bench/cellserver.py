@@ -107,7 +107,7 @@ def serve(path: str, preload: list[str]) -> None:
                     return  # the process that started us is gone
             server.reap()
     finally:
-        for pid in [*server.cells, *server.spares]:
+        for pid in [*server.cells, *server.spares, *server.retired]:
             _cells._kill_group(pid)
             _kill_pid(pid)
         Path(path).unlink(missing_ok=True)
@@ -188,6 +188,7 @@ class _Server:
         self.ctrl, self.ctrl_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.ctrl.setblocking(False)
         self.spares: set[int] = set()
+        self.retired: set[int] = set()  # spares told to leave, not yet reaped
         self.cells: dict[int, socket.socket] = {}
         # The spares forked before the late imports watch this pipe: see renew.
         self.retire_r: int | None
@@ -210,7 +211,8 @@ class _Server:
         os.close(self.retire_r)
         os.close(self.retire_w)
         self.retire_r = self.retire_w = None
-        self.spares.clear()  # reaped as any child once they have exited
+        self.retired |= self.spares
+        self.spares.clear()
         self.fill()
 
     def took(self) -> None:
@@ -223,6 +225,7 @@ class _Server:
             pid_text, _, modules = msg.decode().partition(" ")
             pid = int(pid_text)
             self.spares.discard(pid)
+            self.retired.discard(pid)
             if fds:
                 self.cells[pid] = socket.socket(fileno=fds[0])
             for module in modules.split():
@@ -251,6 +254,7 @@ class _Server:
         self.took()
         for pid, status in ended:
             self.spares.discard(pid)
+            self.retired.discard(pid)
             conn = self.cells.pop(pid, None)
             if conn is not None:
                 try:

@@ -77,6 +77,7 @@ RENEW = textwrap.dedent(
     early = set(server.spares)
     server.renew()
     late = set(server.spares)
+    assert server.retired == early  # killed with the cells if the server ends first
     codes = sorted(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in early)
     alive = [os.waitpid(pid, os.WNOHANG)[0] == 0 for pid in late]
     for pid in late:
