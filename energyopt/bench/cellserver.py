@@ -48,6 +48,7 @@ import tempfile
 import threading
 import time
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -64,14 +65,25 @@ SOLVER_MODULES = (
     "pyomo.environ",
     "pyomo.contrib.solver.solvers.highs",
     "highspy",
-    "ortools.sat.python.cp_model",
     "ortools.graph.python.max_flow",
 )
+#: Modules that some cells need and planning does not: imported once the server is ready,
+#: while the first requests (the bench's planning, the first cell) run in the spares forked
+#: before, so that the serial start does not wait for them; then those spares are replaced.
+#: CP-SAT's model imports pandas, which nothing else the cells and planning run needs
+#: (0.14 s of CPU with it); SciPy's optimize fits a heuristic's cost models (0.12 s beyond
+#: the SciPy the families import).
+LATE_MODULES = ("ortools.sat.python.cp_model", "scipy.optimize")
 
 
 # -- the server (its own interpreter) -------------------------------------------------
 def serve(path: str, preload: list[str]) -> None:
-    """Import ``preload``, listen on the Unix socket ``path``, keep spare processes forked."""
+    """Import ``preload``, listen on the Unix socket ``path``, keep spare processes forked.
+
+    The server is ready (and the first spares are forked) before it imports
+    :data:`LATE_MODULES`, which it does while the first requests run; the spares forked
+    before are then replaced, so that later cells inherit those modules too.
+    """
     warm(preload)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
@@ -85,21 +97,25 @@ def serve(path: str, preload: list[str]) -> None:
         server.fill()
         sys.stdout.write("ready\n")
         sys.stdout.flush()
+        for module in LATE_MODULES:
+            warm([module], solvers=False)
+            server.reap()  # between two imports, the cells that ended are reported
+        server.renew()
         while True:
             for key, _ in sel.select(_REAP_S):
                 if key.data == "parent" and not os.read(sys.stdin.fileno(), 1 << 12):
                     return  # the process that started us is gone
             server.reap()
     finally:
-        for pid in [*server.cells, *server.spares]:
+        for pid in [*server.cells, *server.spares, *server.retired]:
             _cells._kill_group(pid)
             _kill_pid(pid)
         Path(path).unlink(missing_ok=True)
 
 
-def warm(preload: list[str]) -> None:
-    """Import what the cells need (``preload``, the solver modules) and do the first-call
-    work they would repeat, once, before the first fork.
+def warm(preload: Sequence[str], *, solvers: bool = True) -> None:
+    """Import what the cells need (``preload``, the solver modules unless ``solvers`` is
+    false) and do the first-call work they would repeat, once, before the first fork.
 
     These imports are most of a ``bench`` run's serial start, so they skip what no cell
     needs (:func:`_skip_pyomo_scipy_imports`) and run without the cyclic garbage collector:
@@ -109,7 +125,8 @@ def warm(preload: list[str]) -> None:
     gc.disable()
     try:
         _skip_pyomo_scipy_imports()
-        for module in ["energyopt.bench.worker", *preload, *SOLVER_MODULES]:
+        modules = ["energyopt.bench.worker", *preload, *SOLVER_MODULES] if solvers else preload
+        for module in modules:
             try:
                 importlib.import_module(module)
             except ImportError:
@@ -171,14 +188,32 @@ class _Server:
         self.ctrl, self.ctrl_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.ctrl.setblocking(False)
         self.spares: set[int] = set()
+        self.retired: set[int] = set()  # spares told to leave, not yet reaped
         self.cells: dict[int, socket.socket] = {}
+        # The spares forked before the late imports watch this pipe: see renew.
+        self.retire_r: int | None
+        self.retire_w: int | None
+        self.retire_r, self.retire_w = os.pipe()
 
     def fill(self) -> None:
         while len(self.spares) < SPARES:
             pid = os.fork()
             if pid == 0:
-                _spare(self.listener, self.ctrl_child, [self.ctrl, *self.cells.values()])
+                inherited = [self.ctrl, *self.cells.values()]
+                _spare(self.listener, self.ctrl_child, inherited, self.retire_r)
             self.spares.add(pid)
+
+    def renew(self) -> None:
+        """Replace the waiting spares by forks of the server as it is now (after the late
+        imports): each sees the retire pipe readable and exits without taking a cell; one
+        that took a cell just before runs it, importing what it lacks, as any cell."""
+        os.write(self.retire_w, b"x")
+        os.close(self.retire_r)
+        os.close(self.retire_w)
+        self.retire_r = self.retire_w = None
+        self.retired |= self.spares
+        self.spares.clear()
+        self.fill()
 
     def took(self) -> None:
         """Take the messages of spares that have become cells; import what they needed."""
@@ -190,6 +225,7 @@ class _Server:
             pid_text, _, modules = msg.decode().partition(" ")
             pid = int(pid_text)
             self.spares.discard(pid)
+            self.retired.discard(pid)
             if fds:
                 self.cells[pid] = socket.socket(fileno=fds[0])
             for module in modules.split():
@@ -218,6 +254,7 @@ class _Server:
         self.took()
         for pid, status in ended:
             self.spares.discard(pid)
+            self.retired.discard(pid)
             conn = self.cells.pop(pid, None)
             if conn is not None:
                 try:
@@ -228,15 +265,18 @@ class _Server:
         self.fill()
 
 
-def _spare(listener: socket.socket, ctrl: socket.socket, inherited: list[socket.socket]) -> None:
-    """A forked spare: wait for a cell, report it to the server, solve it, exit."""
+def _spare(
+    listener: socket.socket, ctrl: socket.socket, inherited: list[socket.socket], retire: int | None
+) -> None:
+    """A forked spare: wait for a cell, report it to the server, solve it, exit (or exit
+    at once when ``retire`` becomes readable)."""
     code = 1
     try:
         for other in inherited:  # else a client waits for EOF until this cell ends too
             other.close()
-        conn = _accept(listener)
+        conn = _accept(listener, retire)
         if conn is None:
-            os._exit(0)  # the process that started the server is gone
+            os._exit(0)  # the process that started the server is gone, or a newer spare
         listener.close()
         with conn.makefile("rb") as fh:
             request = json.loads(fh.readline())
@@ -263,12 +303,16 @@ def _spare(listener: socket.socket, ctrl: socket.socket, inherited: list[socket.
     os._exit(code)
 
 
-def _accept(listener: socket.socket) -> socket.socket | None:
+def _accept(listener: socket.socket, retire: int | None) -> socket.socket | None:
     """The next cell's connection, or ``None`` once standard input (the pipe from the process
-    that started the server) closes: spares never outlive it, even if the server dies."""
+    that started the server) closes: spares never outlive it, even if the server dies; or
+    once ``retire`` is readable: the server has forked newer spares."""
+    watched = [listener, sys.stdin, *([] if retire is None else [retire])]
     while True:
-        ready, _, _ = select.select([listener, sys.stdin], [], [])
+        ready, _, _ = select.select(watched, [], [])
         if sys.stdin in ready and not os.read(sys.stdin.fileno(), 1 << 12):
+            return None
+        if retire in ready:
             return None
         if listener in ready:
             try:

@@ -8,8 +8,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from energyopt.core.instance import InstanceError
 from energyopt.core.validate import (
@@ -23,8 +22,10 @@ from energyopt.core.validate import (
 from energyopt.pipeline.instance import MAX_POWER_W, PemInstance
 from energyopt.pipeline.options import MAX_CLOCK_MHZ, MAX_ENERGY_J, MAX_TIME_S, OptionTable
 from energyopt.pipeline.schedules import BACKWARD, FORWARD, stage_table
-from energyopt.profiles.readers import read_csv_table
 from energyopt.profiles.schema import profile_row, validate_profile
+
+if TYPE_CHECKING:  # pandas is imported where a profile is read: no method needs it
+    import pandas as pd
 
 PERSEUS_COLUMNS = ("stage", "instruction", "frequency", "time", "energy")
 #: P2P blocking power of the GPUs the Perseus authors published profiles for (W), from
@@ -68,6 +69,10 @@ def read_perseus_profile(path: str | Path) -> dict[str, OptionTable]:
         non-numeric, negative or non-finite values (``inf``, ``1e400``), booleans, or
         repeated (stage, instruction, frequency) rows.
     """
+    # Imports pandas (0.14 s), which only reading a profile needs: the package, imported by
+    # every cell server, starts without it.
+    from energyopt.profiles.readers import read_csv_table
+
     path = Path(path)
     df = read_csv_table(path, PERSEUS_COLUMNS, max_rows=MAX_PROFILE_ROWS)
     rows: dict[str, list[tuple[int, float, float]]] = {}
@@ -141,6 +146,8 @@ def read_perseus_stage_profile(
                     stage=int(stage_txt[1:]),
                 )
             )
+    import pandas as pd  # here, not at the top: the package starts without pandas
+
     df = validate_profile(pd.DataFrame(rows), str(path))
     df = df.sort_values(["stage", "operation", "knob_value"], ascending=[True, True, False])
     df = df.reset_index(drop=True)

@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-from scipy.optimize import least_squares
 
 from energyopt.core.instance import InstanceError
 from energyopt.profiles.schema import validate_profile
+
+if TYPE_CHECKING:  # pandas is imported where a profile is fitted: no method needs it
+    import pandas as pd
 
 #: Names of the throughput parameters (formulations/powercap.md, PC-1..PC-4).
 TIME_PARAMS: tuple[str, ...] = (
@@ -256,6 +257,8 @@ def _prepare(df: pd.DataFrame, where: str) -> pd.DataFrame:
         )
     if "num_gpus" not in df.columns:
         df = df.assign(num_gpus=1)
+    import pandas as pd  # here, not at the top: the package starts without pandas (0.14 s)
+
     df = df.assign(num_gpus=pd.to_numeric(df["num_gpus"], errors="coerce"))
     for col in ("num_gpus", "batch_size", "time_s", "energy_j"):
         bad = df[~(df[col] > 0)]
@@ -287,6 +290,9 @@ def _fit_time(n, x, bs, r, t, gpn) -> tuple[dict[str, float], np.ndarray]:
         theta0[2:5] = coef
     lo, hi = np.array(_T_LO), np.array(_T_HI)
     theta0 = np.clip(theta0, lo + 1e-12, hi - 1e-12)
+    # SciPy's optimize (0.17 s) is imported where a model is fitted: no method fits one.
+    from scipy.optimize import least_squares
+
     sol = least_squares(resid, theta0, bounds=(lo, hi), x_scale="jac", max_nfev=4000)
     return dict(zip(TIME_PARAMS, sol.x.tolist())), pred(sol.x)
 
@@ -303,6 +309,8 @@ def _fit_energy(n, x, bs, comps, e, f0) -> dict[str, float]:
     theta0 = np.array([0, 20, 1, 0, 0, 0, 0, 20, 1, 0, 0, 20, 0, 0, 0, 20, 50, 50], dtype=float)
     lo, hi = np.array(_E_LO, float), np.array(_E_HI, float)
     theta0 = np.clip(theta0, lo + 1e-9, hi - 1e-9)
+    from scipy.optimize import least_squares  # see _fit_time
+
     sol = least_squares(resid, theta0, bounds=(lo, hi), x_scale="jac", max_nfev=4000)
     return dict(zip(ENERGY_PARAMS, sol.x.tolist()))
 
@@ -493,6 +501,8 @@ def fit_all(
 
 def fit_table(reports: Mapping[str, FitReport]) -> pd.DataFrame:
     """Table 2 layout: held-out MAPE of the throughput and energy models per workload."""
+    import pandas as pd  # here, not at the top: the package starts without pandas
+
     return pd.DataFrame(
         [
             {

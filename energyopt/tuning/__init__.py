@@ -5,6 +5,8 @@ Importing this package registers the family's methods (``exact``, ``zeus``,
 formulations/tuning.md.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from energyopt.tuning import methods as _methods  # noqa: F401  (registers methods)
 from energyopt.tuning.bandit import GaussianThompsonSampling, PruningExplorer, posterior
 from energyopt.tuning.cost import energy_time_cost, epoch_cost, recurrence_cost
@@ -22,14 +24,40 @@ from energyopt.tuning.power import (
     probe_from_profile,
 )
 from energyopt.tuning.replay import ReplayError, ReplayLog, Run, replay, replay_concurrent
-from energyopt.tuning.trace import (
-    PAPER_WORKLOADS,
-    WorkloadSpec,
-    instance_from_trace,
-    read_power_trace,
-    read_train_trace,
-    zeus_trace_instances,
+
+if TYPE_CHECKING:
+    from energyopt.tuning.trace import (
+        PAPER_WORKLOADS,
+        WorkloadSpec,
+        instance_from_trace,
+        read_power_trace,
+        read_train_trace,
+        zeus_trace_instances,
+    )
+
+#: Names of :mod:`energyopt.tuning.trace`, imported on first use: reading a trace needs
+#: pandas (0.14 s), which no method needs, and every cell server imports this package.
+_TRACE_NAMES = (
+    "PAPER_WORKLOADS",
+    "WorkloadSpec",
+    "instance_from_trace",
+    "read_power_trace",
+    "read_train_trace",
+    "zeus_trace_instances",
 )
+
+
+def __getattr__(name: str) -> Any:
+    if name in _TRACE_NAMES:
+        from energyopt.tuning import trace
+
+        return getattr(trace, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_TRACE_NAMES})
+
 
 __all__ = [
     "PAPER_WORKLOADS",

@@ -18,12 +18,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol, runtime_checkable
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from energyopt.core.instance import InstanceError
 from energyopt.tuning.cost import check_eta, epoch_cost
+
+if TYPE_CHECKING:  # only for annotations: tables come from the caller, already read
+    import pandas as pd
 
 
 @dataclasses.dataclass(frozen=True)

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from energyopt.tuning.generators import synthetic_instance
 from energyopt.tuning.instance import TuningInstance
-from energyopt.tuning.trace import trace_gpus, zeus_trace_instances
 
 #: Where the shared Zeus trace lives, relative to the repository root.
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "zeus-nsdi23"
@@ -25,11 +24,17 @@ DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "zeus-ns
 
 def trace_available(data_dir: Path = DATA) -> bool:
     """Whether ``data_dir`` holds a Zeus-format trace: the train table and a power table."""
+    # The trace module imports pandas (0.14 s), which the smoke suite does not need: it is
+    # imported when a trace is looked for, not when the bench's planning imports this.
+    from energyopt.tuning.trace import trace_gpus
+
     return (Path(data_dir) / "summary_train.csv").exists() and bool(trace_gpus(data_dir))
 
 
 def paper_trace_instances(data_dir: Path = DATA) -> tuple[list[TuningInstance], list[str]]:
     """The paper suite's instances from a trace folder, and what was left out or substituted."""
+    from energyopt.tuning.trace import trace_gpus, zeus_trace_instances  # see trace_available
+
     notes: list[str] = []
     out: list[TuningInstance] = []
     for gpu in trace_gpus(data_dir):
@@ -54,6 +59,8 @@ def missing_data(name: str, data_dir: Path | None = None) -> list[str]:
     """
     if name != "paper":
         return []
+    from energyopt.tuning.trace import trace_gpus  # see trace_available
+
     data_dir = DATA if data_dir is None else Path(data_dir)
     if trace_available(data_dir):
         return []

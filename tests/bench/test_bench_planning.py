@@ -99,3 +99,35 @@ def test_cells_inherit_no_scipy_stats_and_can_still_use_it(instance_files, tmp_p
         "gc_enabled": True,
         "norm_cdf_0": 0.5,
     }
+
+
+#: Modules the cell server imports before it is ready (what planning needs, and most
+#: cells), and modules it leaves out of that serial start: pandas, which no method and no
+#: planning of the smoke suite uses, and the modules that only some cells need, imported
+#: once the server is ready (CP-SAT's, which imports pandas, and SciPy's optimize).
+STARTED_WITH = ("energyopt.pipeline", "energyopt.tuning", "energyopt.powercap", "pyomo.environ",
+                "highspy", "scipy.sparse")  # fmt: skip
+STARTED_WITHOUT = ("pandas", "energyopt.profiles.readers", "energyopt.tuning.trace",
+                   "ortools.sat.python.cp_model", "scipy.optimize")  # fmt: skip
+
+
+def test_server_starts_without_pandas_and_imports_the_late_modules_once_ready():
+    script = (
+        "import json, sys\n"
+        "from energyopt.bench import cellserver\n"
+        "from energyopt.core.registry import FAMILY_MODULES\n"
+        "cellserver.warm(list(FAMILY_MODULES.values()))\n"
+        "ready = {m: m in sys.modules for m in sys.argv[1:]}\n"
+        "cellserver.warm(cellserver.LATE_MODULES, solvers=False)\n"
+        "print(json.dumps([ready, {m: m in sys.modules for m in sys.argv[1:]}]))\n"
+    )
+    names = [*STARTED_WITH, *STARTED_WITHOUT]
+    run = subprocess.run(
+        [sys.executable, "-c", script, *names], capture_output=True, text=True, cwd=ROOT,
+        timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    ready, later = json.loads(run.stdout)
+    assert ready == {m: m in STARTED_WITH for m in names}
+    late = ("pandas", "ortools.sat.python.cp_model", "scipy.optimize")
+    assert later == {m: m in STARTED_WITH or m in late for m in names}
