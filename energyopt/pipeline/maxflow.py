@@ -47,6 +47,18 @@ class MinCut:
     source_side: np.ndarray | None = None
 
 
+def _edge_arrays(
+    tail: np.ndarray, head: np.ndarray, lower: np.ndarray, upper: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The edges as int64 endpoints and float bounds, as every cut routine reads them."""
+    return (
+        np.asarray(tail, dtype=np.int64),
+        np.asarray(head, dtype=np.int64),
+        np.asarray(lower, dtype=float),
+        np.asarray(upper, dtype=float),
+    )
+
+
 def min_cut_with_lower_bounds(
     num_nodes: int,
     tail: np.ndarray,
@@ -69,10 +81,7 @@ def min_cut_with_lower_bounds(
     source, sink
         The s and t of the cut.
     """
-    tail = np.asarray(tail, dtype=np.int64)
-    head = np.asarray(head, dtype=np.int64)
-    lower = np.asarray(lower, dtype=float)
-    upper = np.asarray(upper, dtype=float)
+    tail, head, lower, upper = _edge_arrays(tail, head, lower, upper)
     if not (len(tail) == len(head) == len(lower) == len(upper)):
         raise ValueError("tail, head, lower and upper must have the same length")
     if np.any(lower < 0) or np.any(upper < lower) or np.any(~np.isfinite(lower)):
@@ -176,10 +185,7 @@ def min_cut_one_flow(
     MinCut
         ``"ok"`` with the source side, or ``"infinite"``; never ``"infeasible"``.
     """
-    tail = np.asarray(tail, dtype=np.int64)
-    head = np.asarray(head, dtype=np.int64)
-    lower = np.asarray(lower, dtype=float)
-    upper = np.asarray(upper, dtype=float)
+    tail, head, lower, upper = _edge_arrays(tail, head, lower, upper)
     if check and (np.any(lower < 0) or np.any(upper < lower) or np.any(~np.isfinite(lower))):
         raise ValueError("flow bounds must satisfy 0 <= lower <= upper, lower finite")
     inf = ~np.isfinite(upper)
@@ -263,10 +269,7 @@ class OneFlowCutter:
         sink: int,
     ) -> MinCut:
         """The minimum cut of :func:`min_cut_one_flow` (same arguments, ``check=False``)."""
-        tail = np.asarray(tail, dtype=np.int64)
-        head = np.asarray(head, dtype=np.int64)
-        lower = np.asarray(lower, dtype=float)
-        upper = np.asarray(upper, dtype=float)
+        tail, head, lower, upper = _edge_arrays(tail, head, lower, upper)
         inf = ~np.isfinite(upper)
         lo, span = _one_flow_capacities(lower, upper, inf)
         if not self._same_arcs(num_nodes, tail, head, lower, inf, source, sink):
