@@ -16,6 +16,7 @@ import numpy as np
 
 from energyopt.core.result import FrontierPoint, Result
 from energyopt.core.status import SolutionStatus, TerminationReason
+from energyopt.pipeline.costmodels import remembered_fits
 from energyopt.pipeline.crawl import CrawlTrace
 from energyopt.pipeline.crawl import crawl as grid_crawl
 from energyopt.pipeline.dag import CompactDag
@@ -204,13 +205,14 @@ def _repaired(
     if runs != [("exact", "-")] or _early(traces[0].stats["stopped"]):
         return traces, runs
     hull = traces[0]
-    for name, repair in (("repair", slow_end_trace), ("repair-fast", fast_end_trace)):
-        left = None
-        if time_limit is not None:
-            left = 0.85 * time_limit - (time.perf_counter() - tick)
-        got = repair(instance, hull, tau_s=tau_s, time_limit=left, progress=progress)
-        if got is not None:
-            traces, runs = [*traces, got], [*runs, (name, "exponential")]
+    with remembered_fits():  # both repairs fit the same tables
+        for name, repair in (("repair", slow_end_trace), ("repair-fast", fast_end_trace)):
+            left = None
+            if time_limit is not None:
+                left = 0.85 * time_limit - (time.perf_counter() - tick)
+            got = repair(instance, hull, tau_s=tau_s, time_limit=left, progress=progress)
+            if got is not None:
+                traces, runs = [*traces, got], [*runs, (name, "exponential")]
     return traces, runs
 
 
