@@ -61,7 +61,7 @@ import numpy as np
 
 from energyopt.core.instance import InstanceError
 from energyopt.pipeline.costmodels import COST_MODELS, TabulatedCost, tabulate
-from energyopt.pipeline.dag import CompactDag, IntegerTimer
+from energyopt.pipeline.dag import CompactDag, IntegerTimer, critical_key
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.maxflow import OneFlowCutter, min_cut_one_flow, min_cut_with_lower_bounds
 from energyopt.pipeline.paretoset import batch_evaluate
@@ -583,9 +583,9 @@ def _critical_dag(
     """
     tight_all = ef[graph.prec_from] == es[graph.prec_to]
     known = previous.crit_mask if previous is not None else None
-    crit_mask, _ = timer.critical(d, es, ef, L, graph.prec_from, graph.prec_to, tight_all, known)
+    crit_mask = timer.critical(d, es, ef, L, graph.prec_from, graph.prec_to, tight_all, known)
     tight = crit_mask[graph.prec_from] & crit_mask[graph.prec_to] & tight_all
-    key = np.concatenate([crit_mask, crit_mask & (es == 0), crit_mask & (ef == L), tight])
+    key = critical_key(crit_mask, es, ef, L, tight)
     if previous is not None and np.array_equal(key, previous.key):
         crit, tail, head = previous.crit, previous.tail, previous.head
     else:

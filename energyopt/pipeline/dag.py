@@ -191,8 +191,8 @@ class IntegerTimer:
         head: np.ndarray,
         tight: np.ndarray,
         known: np.ndarray | None,
-    ) -> tuple[np.ndarray, bool]:
-        """The critical computations (``es + tail == L``), and whether ``known`` was they.
+    ) -> np.ndarray:
+        """The critical computations (``es + tail == L``): ``known`` itself when it holds.
 
         A computation is critical exactly when it ends at ``L`` or has a tight
         precedence (``tight``, a mask over the precedences ``tail -> head``) to a
@@ -206,8 +206,8 @@ class IntegerTimer:
             solves = ef == L
             solves[tail[tight & known[head]]] = True
             if np.array_equal(solves, known):
-                return known, True
-        return es + self.tail(d) == L, False
+                return known
+        return es + self.tail(d) == L
 
     def tail(self, d: np.ndarray) -> np.ndarray:
         """Longest path from the start of every computation to the end (its own included)."""
@@ -216,3 +216,12 @@ class IntegerTimer:
         g = self._weights(self.rg, self.rconst, self.rh, d)
         dist = dijkstra(g, directed=True, indices=self.n)
         return self.q - dist[: self.n]
+
+
+def critical_key(
+    crit: np.ndarray, es: np.ndarray, ef: np.ndarray, L: int, tight: np.ndarray
+) -> np.ndarray:
+    """One mask of what decides a step's flow network: the critical computations, those
+    of them starting at 0 and ending at the makespan ``L``, and ``tight`` (the tight
+    precedences between critical computations). Equal keys, equal networks."""
+    return np.concatenate([crit, crit & (es == 0), crit & (ef == L), tight])

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from energyopt.core.instance import InstanceError
-from energyopt.pipeline.dag import CompactDag, IntegerTimer
+from energyopt.pipeline.dag import CompactDag, IntegerTimer, critical_key
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.maxflow import _FINITE_TOTAL, _INF_INT
 
@@ -258,7 +258,7 @@ def _step(
     n = len(d)
     ef = es + d
     L = int(ef.max())
-    crit, tight, _ = _critical(timer, graph.et, graph.eh, es, ef, d, L, state.crit)
+    crit, tight = _critical(timer, graph.et, graph.eh, es, ef, d, L, state.crit)
     state.crit = crit
     side = graph.min_cut(crit, crit[graph.et] & crit[graph.eh] & tight, L, es, ef, state)
     stats["max_flow_calls"] += 1
@@ -298,12 +298,12 @@ def _critical(
     d: np.ndarray,
     L: int,
     known: np.ndarray | None,
-) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Critical computations, tight edges (``ef[tail] == es[head]``), whether ``known`` held
-    (:meth:`~energyopt.pipeline.dag.IntegerTimer.critical`)."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Critical computations (``known`` itself when it still holds,
+    :meth:`~energyopt.pipeline.dag.IntegerTimer.critical`) and tight edges
+    (``ef[tail] == es[head]``)."""
     tight = ef[et] == es[eh]
-    crit, kept = timer.critical(d, es, ef, L, et, eh, tight, known)
-    return crit, tight, kept
+    return timer.critical(d, es, ef, L, et, eh, tight, known), tight
 
 
 def _progress_bar(
@@ -446,7 +446,7 @@ class _CutGraph:
         ``crit`` and ``dmask``: the critical computations and tight precedences
         between them; ``state`` holds the flow bounds.
         """
-        key = np.concatenate([crit, crit & (es == 0), crit & (ef == L), dmask])
+        key = critical_key(crit, es, ef, L, dmask)
         if len(key) != len(self._key) or not (key == self._key).all():
             self._build(key)
         cidx = self._cidx

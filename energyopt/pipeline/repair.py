@@ -95,27 +95,8 @@ def slow_end_trace(
     steps = repair_steps(trace, tau_s, share)
     if steps <= 0 or (time_limit is not None and time_limit <= 0):
         return None
-    try:
-        got = grid_crawl(
-            instance,
-            tau_s=tau_s,
-            cost_model="exponential",
-            max_steps=steps,
-            time_limit=time_limit,
-            progress=progress,
-        )
-    except InstanceError:
-        # The exponential model cannot be fitted to some table (e.g. a few options in
-        # no exponential shape): the hull crawl's frontier stands alone, as without repair.
-        return None
-    repaired = {
-        "share": share,
-        "max_steps": steps,
-        "steps": got.stats["steps"],
-        "plans": len(got.choices),
-        "stopped": got.stats["stopped"],
-    }
-    return dataclasses.replace(got, stats={**got.stats, "stopped": "", "repair": repaired})
+    info = {"share": share, "max_steps": steps}
+    return _exponential_crawl(instance, tau_s, time_limit, progress, info, max_steps=steps)
 
 
 def fast_end_trace(
@@ -144,6 +125,21 @@ def fast_end_trace(
     blocking = instance.p_blocking_w * instance.num_stages
     best = fits[np.argmin(E[fits] + blocking * (target - T[fits]))]
     start = tuple(int(k) for k in trace.choices[best])
+    info = {"share": share, "start_time_s": float(T[best])}
+    return _exponential_crawl(instance, tau_s, time_limit, progress, info, start=start)
+
+
+def _exponential_crawl(
+    instance: PemInstance,
+    tau_s: float,
+    time_limit: float | None,
+    progress: bool | None,
+    info: dict,
+    **bounds: object,
+) -> CrawlTrace | None:
+    """The exponential-model grid crawl within ``bounds`` (``max_steps`` or ``start``), as
+    a repair's trace: ``stats["repair"]`` is ``info`` with how far it went, and
+    ``stats["stopped"]`` is cleared. ``None`` where the model cannot be fitted."""
     try:
         got = grid_crawl(
             instance,
@@ -151,13 +147,14 @@ def fast_end_trace(
             cost_model="exponential",
             time_limit=time_limit,
             progress=progress,
-            start=start,
+            **bounds,
         )
     except InstanceError:
+        # The exponential model cannot be fitted to some table (e.g. a few options in
+        # no exponential shape): the hull crawl's frontier stands alone, as without repair.
         return None
     repaired = {
-        "share": share,
-        "start_time_s": float(T[best]),
+        **info,
         "steps": got.stats["steps"],
         "plans": len(got.choices),
         "stopped": got.stats["stopped"],

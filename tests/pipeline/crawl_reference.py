@@ -73,3 +73,9 @@ def event_durations(path: HullPath, k0: int, k1: int, d_start: np.ndarray) -> np
     np.multiply(delta[:, None], path.rate[k0 : k1 - 1], out=out[1:])
     # Integers: the running sum in place is exact, whatever the order of the additions.
     return np.cumsum(out, axis=0, out=out)
+
+
+def random_positions(fitter: ClockFitter, rng: np.random.Generator, plans: int) -> np.ndarray:
+    """Random Pareto positions (computations x ``plans``) for the fitter's tables."""
+    sizes = np.asarray([len(fitter.times[k]) for k in fitter.table_of])
+    return (rng.random((fitter.n, plans)) * sizes[:, None]).astype(np.int64)

@@ -39,6 +39,33 @@ INSTANCES = [
 ]
 
 
+def _forward_fit(dag, times, pos, t, lf):
+    """Per computation in topological order, the slowest option from its predecessors'
+    finishes to ``lf``, never below ``pos``; returns the starts and finishes."""
+    n, P = pos.shape
+    es, fin = np.zeros((n, P)), np.zeros((n, P))
+    for v in dag.order:
+        es[v] = np.max([fin[p] for p in dag.preds[v]] + [np.zeros(P)], axis=0)
+        room = (lf[v] - es[v]) * (1 + 1e-12)
+        pos[v] = np.maximum(times[v].searchsorted(room, side="right") - 1, pos[v])
+        t[v] = times[v][pos[v]]
+        fin[v] = es[v] + t[v]
+    return es, fin
+
+
+def _backward_fit(dag, times, pos, t, es, T):
+    """Per computation in reverse order, the slowest option from ``es`` to its
+    successors' starts (and ``T``), never below ``pos``; returns the starts."""
+    start = np.empty(pos.shape)
+    for v in reversed(dag.order):
+        late = np.min([start[s] for s in dag.succs[v]] + [T], axis=0)
+        room = (late - es[v]) * (1 + 1e-12)
+        pos[v] = np.maximum(times[v].searchsorted(room, side="right") - 1, pos[v])
+        t[v] = times[v][pos[v]]
+        start[v] = late - t[v]
+    return start
+
+
 def _plain_fit(fitter: ClockFitter, dag: CompactDag, d: np.ndarray, cap: np.ndarray):
     """The two clock passes computation by computation, in topological order."""
     n, P = d.shape
@@ -51,20 +78,9 @@ def _plain_fit(fitter: ClockFitter, dag: CompactDag, d: np.ndarray, cap: np.ndar
     for v in reversed(dag.order):
         lf[v] = np.min([start[s] for s in dag.succs[v]] + [T], axis=0)
         start[v] = lf[v] - d[v]
-    pos, t, es, fin = (np.zeros((n, P), dtype=np.int64), np.zeros((n, P)),
-                       np.zeros((n, P)), np.zeros((n, P)))  # fmt: skip
-    for v in dag.order:
-        es[v] = np.max([fin[p] for p in dag.preds[v]] + [np.zeros(P)], axis=0)
-        room = (lf[v] - es[v]) * (1 + 1e-12)
-        pos[v] = np.maximum(times[v].searchsorted(room, side="right") - 1, 0)
-        t[v] = times[v][pos[v]]
-        fin[v] = es[v] + t[v]
-    for v in reversed(dag.order):
-        late = np.min([start[s] for s in dag.succs[v]] + [T], axis=0)
-        room = (late - es[v]) * (1 + 1e-12)
-        pos[v] = np.maximum(times[v].searchsorted(room, side="right") - 1, pos[v])
-        t[v] = times[v][pos[v]]
-        start[v] = late - t[v]
+    pos, t = np.zeros((n, P), dtype=np.int64), np.zeros((n, P))
+    es, _ = _forward_fit(dag, times, pos, t, lf)
+    _backward_fit(dag, times, pos, t, es, T)
     return pos, t
 
 
@@ -295,8 +311,7 @@ def test_durations_at_a_later_event_from_the_last_chunk(inst):
 def test_rows_of_plans_and_positions_round_trip(inst):
     fitter = ClockFitter(inst)
     rng = np.random.default_rng(3)
-    sizes = np.asarray([len(fitter.times[k]) for k in fitter.table_of])
-    pos = (rng.random((fitter.n, 11)) * sizes[:, None]).astype(np.int64)
+    pos = ref.random_positions(fitter, rng, 11)
     plans = np.empty((11, fitter.n), dtype=np.int64)
     flat = ref.flat(fitter, pos)[fitter.order]
     fitter.option_rows(flat, plans)
@@ -310,8 +325,7 @@ def test_relaxed_gap_plans_and_their_makespans(inst):
     dag = CompactDag(inst)
     fitter = ClockFitter(inst, dag)
     rng = np.random.default_rng(4)
-    sizes = np.asarray([len(fitter.times[k]) for k in fitter.table_of])
-    pos = (rng.random((fitter.n, 30)) * sizes[:, None]).astype(np.int64)
+    pos = ref.random_positions(fitter, rng, 30)
     plans = np.ascontiguousarray(ref.options(fitter, pos).T)
     T0, _ = batch_evaluate(inst, plans, dag)
     target = T0 * rng.uniform(1.0, 1.2, 30)
@@ -329,26 +343,16 @@ def _plain_relax(fitter: ClockFitter, dag: CompactDag, pos: np.ndarray, T: np.nd
     times = [fitter.times[k] for k in fitter.table_of]
     pos = pos.copy()
     t = np.asarray([times[v][pos[v]] for v in range(n)])
-    es, fin, start = np.zeros((n, P)), np.zeros((n, P)), np.empty((n, P))
+    es, fin = np.zeros((n, P)), np.zeros((n, P))
     for v in dag.order:
         es[v] = np.max([fin[p] for p in dag.preds[v]] + [np.zeros(P)], axis=0)
         fin[v] = es[v] + t[v]
-    for v in reversed(dag.order):
-        late = np.min([start[s] for s in dag.succs[v]] + [T], axis=0)
-        room = (late - es[v]) * (1 + 1e-12)
-        pos[v] = np.maximum(times[v].searchsorted(room, side="right") - 1, pos[v])
-        t[v] = times[v][pos[v]]
-        start[v] = late - t[v]
+    start = _backward_fit(dag, times, pos, t, es, T)
     lf = np.empty((n, P))
     for v in reversed(dag.order):
         lf[v] = np.min([start[s] for s in dag.succs[v]] + [T], axis=0)
         start[v] = lf[v] - t[v]
-    for v in dag.order:
-        es[v] = np.max([fin[p] for p in dag.preds[v]] + [np.zeros(P)], axis=0)
-        room = (lf[v] - es[v]) * (1 + 1e-12)
-        pos[v] = np.maximum(times[v].searchsorted(room, side="right") - 1, pos[v])
-        t[v] = times[v][pos[v]]
-        fin[v] = es[v] + t[v]
+    _, fin = _forward_fit(dag, times, pos, t, lf)
     return pos, fin.max(axis=0)
 
 
@@ -357,8 +361,7 @@ def test_relaxation_matches_the_plain_passes(inst):
     dag = CompactDag(inst)
     fitter = ClockFitter(inst, dag)
     rng = np.random.default_rng(8)
-    sizes = np.asarray([len(fitter.times[k]) for k in fitter.table_of])
-    pos = (rng.random((fitter.n, 25)) * sizes[:, None]).astype(np.int64)
+    pos = ref.random_positions(fitter, rng, 25)
     T = batch_evaluate(inst, np.ascontiguousarray(ref.options(fitter, pos).T), dag)[0]
     T = T * rng.uniform(1.0, 1.3, 25)
     want_pos, want_span = _plain_relax(fitter, dag, pos, T)
