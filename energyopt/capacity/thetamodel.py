@@ -22,7 +22,7 @@ import numpy as np
 
 from energyopt.capacity.instance import CapacityInstance
 from energyopt.capacity.patterns import Aggregation, HostState, Move
-from energyopt.core.highslp import csc_rows, highs_lp, quiet_highs
+from energyopt.core.highslp import csc_rows, highs_lp, quiet_highs, time_limit_options
 
 INF = highspy.kHighsInf
 
@@ -236,7 +236,8 @@ def solve(
     """
     h = _highs(m, integral, scale)
     if time_limit is not None:
-        h.setOptionValue("time_limit", max(0.01, float(time_limit)))
+        for key, value in time_limit_options(time_limit).items():
+            h.setOptionValue(key, value)
     h.setOptionValue("mip_rel_gap", float(rel_gap))
     h.run()
     status = h.getModelStatus()

@@ -141,15 +141,18 @@ def solve_with_highs(
             load_solutions=False,
             raise_exception_on_nonoptimal_result=False,
             tee=tee,
-            solver_options=_highs_options(solver_options),
+            solver_options=_highs_options(solver_options, time_limit is not None),
         )
         return _outcome_from_results(res, tick, version)
     except Exception as exc:  # a solver failure is a result, not a traceback
         return SolverOutcome.failure("highs", version, tick, f"{type(exc).__name__}: {exc}")
 
 
-def _highs_options(solver_options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The HiGHS options: quiet, tight feasibility tolerances, then the caller's."""
+def _highs_options(solver_options: Mapping[str, Any] | None, limited: bool) -> dict[str, Any]:
+    """The HiGHS options: quiet, tight feasibility tolerances, probing off under a time
+    limit (``limited``; see :data:`energyopt.core.highslp.PROBING_OFF`), then the caller's."""
+    from energyopt.core.highslp import PROBING_OFF
+
     # Tight tolerances: solutions are re-checked by exact evaluators, and a binary
     # off by the default 1e-6 integrality tolerance can shift a makespan past a deadline.
     options: dict[str, Any] = {
@@ -157,6 +160,8 @@ def _highs_options(solver_options: Mapping[str, Any] | None) -> dict[str, Any]:
         "mip_feasibility_tolerance": 1e-9,
         "primal_feasibility_tolerance": 1e-9,
     }
+    if limited:
+        options["presolve_rule_off"] = PROBING_OFF
     options.update(solver_options or {})
     return options
 
