@@ -27,6 +27,11 @@ A computation whose table lacks the requested clock is set to the nearest clock
 above it (clock locking rounds up), or runs its fastest option when none is, so
 explicit DAGs with uneven tables work too. The stage forward time of a stage
 with no ``forward`` computation is the total time of its computations.
+
+The option a knob value selects depends on the table alone, so plans are built
+from one selector call per (table, value) (:func:`option_matrix`). Under a time
+limit (:func:`zeus_sweep`) the result is the best plan among those scored before
+it ran out (see :func:`sweep_result`).
 """
 
 from __future__ import annotations
