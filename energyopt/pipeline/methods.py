@@ -29,14 +29,7 @@ from energyopt.pipeline.instance import FilterReport, PemInstance
 from energyopt.pipeline.lns import neighbourhood_search
 from energyopt.pipeline.perseus import perseus_frontier
 from energyopt.pipeline.results import FAMILY, TOLERANCE, pem_result
-from energyopt.pipeline.zeusbaselines import (
-    EMULATED,
-    sweep_result,
-    zeus_global_plans,
-    zeus_global_power_plans,
-    zeus_per_stage_plans,
-    zeus_per_stage_power_plans,
-)
+from energyopt.pipeline.zeusbaselines import zeus_sweep
 
 __all__ = ["FAMILY", "TOLERANCE", "pem_result"]  # re-exported: older code imports them here
 
@@ -612,7 +605,7 @@ def solve_zeus_global(
     instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
 ) -> Result:
     """ZeusGlobal (Perseus 6.4): one clock for all computations, swept over all clocks."""
-    return sweep_result(instance, "zeus-global", zeus_global_plans(instance))
+    return zeus_sweep(instance, "zeus-global", time_limit)
 
 
 @register(
@@ -626,7 +619,7 @@ def solve_zeus_per_stage(
     instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
 ) -> Result:
     """ZeusPerStage (Perseus 6.4): per-stage clocks that balance forward time, swept."""
-    return sweep_result(instance, "zeus-per-stage", zeus_per_stage_plans(instance))
+    return zeus_sweep(instance, "zeus-per-stage", time_limit)
 
 
 @register(
@@ -640,7 +633,7 @@ def solve_zeus_global_power(
     instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
 ) -> Result:
     """ZeusGlobal as Perseus 6.4 prints it: one power limit for all stages (emulated), swept."""
-    return sweep_result(instance, "zeus-global-power", zeus_global_power_plans(instance), EMULATED)
+    return zeus_sweep(instance, "zeus-global-power", time_limit)
 
 
 @register(
@@ -654,8 +647,7 @@ def solve_zeus_per_stage_power(
     instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
 ) -> Result:
     """ZeusPerStage as Perseus 6.4 prints it: per-stage power limits (emulated), swept."""
-    plans = zeus_per_stage_power_plans(instance)
-    return sweep_result(instance, "zeus-per-stage-power", plans, EMULATED)
+    return zeus_sweep(instance, "zeus-per-stage-power", time_limit)
 
 
 @register(FAMILY, "envpipe", exact=False, description="EnvPipe envelope planner, balanced")

@@ -1,16 +1,40 @@
-"""ZeusGlobal and ZeusPerStage (Perseus 6.4): hand checks and never below the optimum."""
+"""ZeusGlobal and ZeusPerStage (Perseus 6.4): hand checks, never below the optimum, the
+same plans as the straightforward reference (tests/pipeline/zeus_reference.py), and the
+time limit."""
 
+import dataclasses
+import time
+import types
+from pathlib import Path
+
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import energyopt
+from energyopt.core.instance import load_instance
+from energyopt.core.status import TerminationReason
 from energyopt.pipeline import OptionTable, PemInstance, random_dag_instance, synthetic_instance
+from energyopt.pipeline import methods as pem_methods
+from energyopt.pipeline import zeusbaselines as zb
 from energyopt.pipeline.bruteforce import brute_force
+from energyopt.pipeline.evaluator import PemSolution, evaluate, fastest_choice
+from energyopt.pipeline.generators import nonmonotone_instance
+from energyopt.pipeline.paretoset import best_at
 from energyopt.pipeline.schedules import Computation
 from energyopt.pipeline.zeusbaselines import (
     option_at_clock,
     zeus_global_plans,
     zeus_per_stage_plans,
 )
+from tests.pipeline import zeus_reference as ref
+
+METHODS = ("zeus-global", "zeus-per-stage", "zeus-global-power", "zeus-per-stage-power")
+INSTANCE_FILES = sorted(
+    (Path(__file__).resolve().parents[2] / "instances" / "pipeline").glob("*/*.json")
+)
+GPT3_8X96 = "instances/pipeline/paper/012-gpt3-175b-a100-1f1b-8x96-t1.json"
 
 
 def two_stage_instance():
@@ -172,3 +196,168 @@ def test_zeus_power_variants_never_below_exact(seed):
         for p in res.frontier:
             _, exact = brute_force(inst, p.deadline_s)
             assert p.objective >= exact * (1 - 1e-9)
+
+
+# -- the same outputs as the reference ---------------------------------------------------
+
+
+def _reference_plans(instance, method):
+    """The method's plans by the reference (one selector call per computation and value)."""
+    per_stage, power = zb.SWEEPS[method]
+    values = zb.power_limit_values(instance) if power else zb.clock_values(instance)
+    select = zb.option_under_power_limit if power else zb.option_at_clock
+    return (ref.per_stage_plans if per_stage else ref.global_plans)(instance, values, select)
+
+
+PLAN_FUNCTIONS = {
+    "zeus-global": zb.zeus_global_plans,
+    "zeus-per-stage": zb.zeus_per_stage_plans,
+    "zeus-global-power": zb.zeus_global_power_plans,
+    "zeus-per-stage-power": zb.zeus_per_stage_power_plans,
+}
+
+
+def _without_runtime(res):
+    return dataclasses.replace(res, runtime_s=0.0)
+
+
+def _assert_same_as_reference(instance, method):
+    plans = _reference_plans(instance, method)
+    assert PLAN_FUNCTIONS[method](instance) == plans
+    points, pick = ref.sweep(instance, plans)
+    res = energyopt.solve(instance, method)
+    assert res.frontier == points
+    assert res.solution == (None if pick is None else pick.solution)
+    assert res.termination is (
+        TerminationReason.INFEASIBLE if pick is None else TerminationReason.COMPLETED
+    )
+    assert res.extra["num_plans"] == len(plans)
+    # Every other field: the sweep on the reference's plans, and a limit never reached
+    # (the chunked sweep) changes nothing.
+    note = zb.EMULATED if zb.SWEEPS[method][1] else ""
+    expected = zb.sweep_result(instance, method, plans, note)
+    assert _without_runtime(res) == dataclasses.replace(_without_runtime(expected), seed=None)
+    limited = energyopt.solve(instance, method, time_limit=3600.0)
+    assert _without_runtime(limited) == _without_runtime(res)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("path", INSTANCE_FILES, ids=lambda p: p.stem)
+def test_same_outputs_as_reference_on_stored_instances(path, method):
+    _assert_same_as_reference(load_instance(path), method)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("seed", range(4))
+def test_same_outputs_as_reference_on_generated_instances(seed, method):
+    for inst in (
+        random_dag_instance(9, 4, seed=seed, num_stages=4, deadline_fraction=0.6),
+        synthetic_instance(3, 4, 6, seed=seed, deadline_s=None),
+        nonmonotone_instance(3, 3, 12, seed=seed),
+    ):
+        _assert_same_as_reference(inst, method)
+
+
+@st.composite
+def tied_pipelines(draw):
+    """Small 1F1B pipelines whose tables share few values: many ties in forward time,
+    missing clocks, zero-time options and a random deadline."""
+    S, M = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    clocks = (1400, 1300, 1200, 1000)
+    tables = {}
+    for s in range(S):
+        for kind in ("forward", "backward"):
+            picked = draw(st.lists(st.sampled_from(clocks), min_size=1, max_size=4, unique=True))
+            k = len(picked)
+            times = draw(st.lists(st.sampled_from((0.0, 1.0, 2.0, 3.0)), min_size=k, max_size=k))
+            energies = draw(st.lists(st.sampled_from((1.0, 2.0, 4.0, 6.0)), min_size=k, max_size=k))
+            tables[f"s{s}/{kind}"] = OptionTable(tuple(picked), tuple(times), tuple(energies))
+    inst = PemInstance.from_schedule("1f1b", S, M, tables, draw(st.sampled_from((0.0, 1.0))))
+    return inst.with_deadline(draw(st.sampled_from((None, 2.0, 6.0, 12.0, 30.0))))
+
+
+@given(tied_pipelines(), st.sampled_from(METHODS))
+def test_same_outputs_as_reference_with_ties(instance, method):
+    _assert_same_as_reference(instance, method)
+
+
+# -- the time limit -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_time_limit_on_gpt3_8x96(method):
+    inst = load_instance(GPT3_8X96)
+    res = energyopt.solve(inst, method, time_limit=0.2)
+    assert res.runtime_s <= 1.2
+    assert res.objective is not None or res.termination is TerminationReason.INFEASIBLE
+    assert res.termination in (TerminationReason.COMPLETED, TerminationReason.TIME_LIMIT)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_runtime_counts_plan_generation(method):
+    # Called directly, not through energyopt.solve (which times the call itself).
+    inst = load_instance(GPT3_8X96)
+    solve = {
+        "zeus-global": pem_methods.solve_zeus_global,
+        "zeus-per-stage": pem_methods.solve_zeus_per_stage,
+        "zeus-global-power": pem_methods.solve_zeus_global_power,
+        "zeus-per-stage-power": pem_methods.solve_zeus_per_stage_power,
+    }[method]
+    tick = time.perf_counter()
+    res = solve(inst)
+    wall = time.perf_counter() - tick
+    assert 0.5 * wall <= res.runtime_s <= wall
+
+
+def _ticking_clock(monkeypatch):
+    """Replace the module's clock by one that advances 1 s per reading (from 0 s)."""
+    now = iter(range(10**6))
+    monkeypatch.setattr(zb, "time", types.SimpleNamespace(perf_counter=lambda: float(next(now))))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_limit_during_plan_generation_gives_the_fastest_plan(method):
+    inst = synthetic_instance(3, 4, 6, seed=1)
+    fastest = fastest_choice(inst)
+    for deadline in (None, evaluate(inst, fastest).iteration_time_s):
+        res = energyopt.solve(inst.with_deadline(deadline), method, time_limit=1e-9)
+        assert res.termination is TerminationReason.TIME_LIMIT
+        assert res.solution == fastest and res.frontier == ()
+        assert "0 plans evaluated" in res.message and res.extra["num_evaluated"] == 0
+    late = inst.with_deadline(0.99 * evaluate(inst, fastest).iteration_time_s)
+    res = energyopt.solve(late, method, time_limit=1e-9)
+    assert res.termination is TerminationReason.INFEASIBLE and not res.has_solution
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_limit_mid_sweep_gives_the_best_of_the_evaluated_prefix(method, monkeypatch):
+    monkeypatch.setattr(zb, "SWEEP_CHUNK", 4)
+    inst = nonmonotone_instance(4, 6, 20, seed=3)
+    plans = PLAN_FUNCTIONS[method](inst)
+    assert len(plans) > 2 * zb.SWEEP_CHUNK  # else the prefix would be the whole sweep
+    done = 2 * zb.SWEEP_CHUNK
+    # Deadlines: one every plan meets, and the median makespan of the prefix's plans.
+    spans = sorted(evaluate(inst, PemSolution(p)).iteration_time_s for p in plans[:done])
+    for deadline in (None, spans[len(spans) // 2]):
+        at = inst.with_deadline(deadline)
+        points, pick = ref.sweep(at, plans[:done])
+        _ticking_clock(monkeypatch)  # readings 0, 1: two chunks before the stop at 1.5 s
+        res = zb.sweep_result(at, method, plans, start=0.0, stop_at=1.5)
+        assert res.termination is TerminationReason.TIME_LIMIT
+        assert res.frontier == points and res.solution == pick.solution
+        assert f"{done} of {len(plans)} plans evaluated" in res.message
+        assert res.extra["num_evaluated"] == done and res.extra["num_plans"] == len(plans)
+
+
+def test_limit_mid_sweep_without_a_plan_meeting_the_deadline(monkeypatch):
+    # ZeusGlobal on power limits starts at the lowest limit: its first plans are slow.
+    inst = nonmonotone_instance(4, 6, 20, seed=3)
+    plans = zb.zeus_global_power_plans(inst)
+    fastest = fastest_choice(inst)
+    at = inst.with_deadline(evaluate(inst, fastest).iteration_time_s)
+    assert best_at(at, ref.sweep(at, plans[: zb.SWEEP_CHUNK])[0], at.deadline_s) is None
+    _ticking_clock(monkeypatch)
+    res = zb.sweep_result(at, "zeus-global-power", plans, zb.EMULATED, start=0.0, stop_at=0.5)
+    assert res.termination is TerminationReason.TIME_LIMIT and res.solution == fastest
+    assert res.message.endswith(zb.EMULATED)
+    assert np.isclose(res.objective, evaluate(at, fastest).energy_j)
