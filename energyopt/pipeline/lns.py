@@ -233,6 +233,8 @@ def neighbourhood_search(
     stop_at = None if time_limit is None else tick + float(time_limit)
     best, incumbent = tuple(start), evaluate(instance, start)
     stats = SearchStats(window=window, reach=reach, sub_time_limit=sub_time_limit)
+    if stop_at is not None and stop_at - time.perf_counter() < 0.05:
+        return best, stats  # no time for a sub-MILP: building the model would overrun
     model = SubMilp(instance)
     rng = np.random.default_rng(seed)
     stages = np.array([c.stage for c in instance.computations])
