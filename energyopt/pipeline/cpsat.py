@@ -323,7 +323,11 @@ def reported_plan(
         return None, stop if run.stopped else TerminationReason.UNKNOWN, notes
     choice, termination = run.solve.choice, run.solve.outcome.termination
     if termination is stop and start is not None and _better(instance, start, choice):
-        notes.append("CP-SAT stopped at the time limit; the relaxation's rounded plan is better")
+        notes.append(
+            "CP-SAT found no plan before the time limit; reporting the relaxation's rounded plan"
+            if choice is None
+            else "CP-SAT stopped at the time limit; the relaxation's rounded plan is better"
+        )
         choice = start
     return choice, termination, notes
 
