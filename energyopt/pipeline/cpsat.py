@@ -198,11 +198,13 @@ def solve_cpsat(
         left = _left(stop_at)
         rest = None if left is None else max(_BOUND_SOLVE_FLOOR_S, left)
         b_out, _ = solve_with_cpsat(bmodel, time_limit=rest, **solve_opts)
+        cut = b_out.termination is TerminationReason.TIME_LIMIT
         return CpsatSolve(
             outcome,
             choice,
             _joules_bound(instance, deadline_s, b_out, energy_unit_j),
-            b_out.termination is TerminationReason.TIME_LIMIT,
+            cut,
+            "the time limit stopped CP-SAT's bound model" if cut else "",
         )
     bound = None
     if exact_scaling:
