@@ -16,12 +16,17 @@ done in two directions so that the method stays honest:
 from __future__ import annotations
 
 import math
-from typing import Any
+import time
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from energyopt.core.cpsat import solve_with_cpsat
+from energyopt.core.cpsat import cpsat_version, solve_with_cpsat
 from energyopt.core.outcome import SolverOutcome
+from energyopt.core.status import SolutionStatus, TerminationReason
+from energyopt.core.timelimit import MIN_SOLVER_S
+from energyopt.pipeline.evaluator import PemSolution, evaluate
+from energyopt.pipeline.exact import within_solver_tolerance
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.timewindows import time_windows
 
@@ -106,11 +111,50 @@ def _scaled_T_term(T: Any, pb_per_tick: float, round_up: bool) -> Any:
     return coef * T
 
 
+#: Seconds to build one CP-SAT model (:func:`build_cp_model`) per option entry. Measured
+#: on the paper instances after the dominance filter, from synthetic 4x8 (640 options)
+#: to GPT-3 8x96 (45k options; 0.42-0.45 s primal, 0.35-0.37 s bound model): 9-11.6 us
+#: per option for the primal model, 7-9.4 us for the bound model, linear in the options.
+#: With a safety factor of 2 for loaded machines. A model is not built with less time left.
+BUILD_S_PER_OPTION = 2.3e-5
+
+#: The least time the bound model's CP-SAT solve is given once built.
+_BOUND_SOLVE_FLOOR_S = 0.1
+
+
+def build_seconds(instance: PemInstance) -> float:
+    """Estimated seconds to build one CP-SAT model of ``instance`` (:data:`BUILD_S_PER_OPTION`)."""
+    return BUILD_S_PER_OPTION * sum(len(t) for t in instance.option_times)
+
+
+def _left(stop_at: float | None) -> float | None:
+    return None if stop_at is None else stop_at - time.perf_counter()
+
+
+def no_time_to_build(instance: PemInstance, stop_at: float | None) -> bool:
+    """Whether the time left before ``stop_at`` cannot cover building one model."""
+    left = _left(stop_at)
+    return left is not None and left < build_seconds(instance)
+
+
+class CpsatSolve(NamedTuple):
+    """One primal solve (and bound solve) at one resolution."""
+
+    outcome: SolverOutcome
+    """The primal model's outcome."""
+    choice: tuple[int, ...] | None
+    bound: float | None
+    """A proven lower bound on the exact optimum in joules, or ``None``."""
+    bound_stopped: bool
+    """Whether the time limit stopped the bound model (not built, or cut off)."""
+    note: str = ""
+
+
 def solve_cpsat(
     instance: PemInstance,
     deadline_s: float | None,
     *,
-    time_limit: float | None,
+    stop_at: float | None,
     seed: int | None,
     resolution_s: float,
     energy_unit_j: float,
@@ -118,48 +162,206 @@ def solve_cpsat(
     hint: tuple[int, ...] | None,
     bound_model: bool,
     log: bool = False,
-) -> tuple[SolverOutcome, tuple[int, ...] | None, float | None]:
-    """Run the primal model (and the bound model when asked, sharing the time limit).
+    refine_on_miss: bool = False,
+) -> CpsatSolve:
+    """Run the primal model (and the bound model when asked) before ``stop_at``.
 
-    ``log`` prints CP-SAT's search log (``log_search_progress``).
-
-    Returns the primal outcome, the chosen options (or ``None``) and a proven lower
-    bound on the exact optimum in joules (or ``None``).
+    ``stop_at`` is a ``time.perf_counter()`` value (``None``: no limit). The primal
+    solve gets half the time left after its build, less the bound model's estimated
+    build; the bound model is built only if the time left covers its build
+    (:func:`build_seconds`). ``refine_on_miss``: the caller solves again at a finer
+    resolution when the rounded-up model has no plan, so the bound model is skipped
+    then (the finer one's bound is the one reported). ``log`` prints CP-SAT's search log.
     """
-    budget = time_limit
-    model, v = build_cp_model(
-        instance,
-        deadline_s,
-        resolution_s=resolution_s,
-        energy_unit_j=energy_unit_j,
-        round_up=True,
-        hint=hint,
-    )
-    t_primal = None if budget is None else (budget / 2 if bound_model else budget)
-    outcome, solver = solve_with_cpsat(
-        model, time_limit=t_primal, workers=workers, seed=seed, log=log
-    )
+    exact_scaling = _scaling_is_exact(instance, deadline_s, resolution_s, energy_unit_j)
+    two_models = bound_model and not exact_scaling
+    scaling = {"resolution_s": resolution_s, "energy_unit_j": energy_unit_j}
+    model, v = build_cp_model(instance, deadline_s, **scaling, round_up=True, hint=hint)
+    left = _left(stop_at)
+    t_primal = left
+    if left is not None and two_models:
+        t_primal = (left - build_seconds(instance)) / 2
+    if t_primal is not None:
+        t_primal = max(MIN_SOLVER_S, t_primal)
+    solve_opts = {"workers": workers, "seed": seed, "log": log}
+    outcome, solver = solve_with_cpsat(model, time_limit=t_primal, **solve_opts)
     choice = None
     if solver is not None and outcome.objective is not None:
         choice = tuple(int(np.argmax([solver.boolean_value(xk) for xk in row])) for row in v["x"])
+    missed = outcome.termination is TerminationReason.INFEASIBLE and not exact_scaling
+    if two_models and not (missed and refine_on_miss):
+        if no_time_to_build(instance, stop_at):
+            return CpsatSolve(
+                outcome, choice, None, True, _no_time_note(instance, "build the bound model")
+            )
+        bmodel, _ = build_cp_model(instance, deadline_s, **scaling, round_up=False, hint=choice)
+        left = _left(stop_at)
+        rest = None if left is None else max(_BOUND_SOLVE_FLOOR_S, left)
+        b_out, _ = solve_with_cpsat(bmodel, time_limit=rest, **solve_opts)
+        cut = b_out.termination is TerminationReason.TIME_LIMIT
+        return CpsatSolve(
+            outcome,
+            choice,
+            _joules_bound(instance, deadline_s, b_out, energy_unit_j),
+            cut,
+            "the time limit stopped CP-SAT's bound model" if cut else "",
+        )
     bound = None
-    exact_scaling = _scaling_is_exact(instance, deadline_s, resolution_s, energy_unit_j)
-    if bound_model and not exact_scaling:
-        rest = None if budget is None else max(0.1, budget - outcome.runtime_s)
-        bmodel, _ = build_cp_model(
+    if exact_scaling:
+        bound = _joules_bound(instance, deadline_s, outcome, energy_unit_j)
+    return CpsatSolve(outcome, choice, bound, False)
+
+
+def _joules_bound(
+    instance: PemInstance, deadline_s: float | None, outcome: SolverOutcome, unit: float
+) -> float | None:
+    """``outcome``'s bound in joules at the deadline; ``None`` when it has none or failed."""
+    if outcome.bound is None or outcome.termination is TerminationReason.ERROR:
+        return None
+    return _to_joules(instance, deadline_s, outcome.bound, unit)
+
+
+class CpsatRun(NamedTuple):
+    """The solves of :func:`solve_refining` and how they ended."""
+
+    solve: CpsatSolve | None
+    """The last solve; ``None`` when no time was left to build the first model."""
+    resolution_s: float
+    """The last solve's resolution (the one asked for when nothing was solved)."""
+    missed: bool
+    """Whether the rounded-up model found no plan at a deadline the exact times may meet."""
+    stopped: bool
+    """Whether the time limit stopped the run before it ended by itself."""
+    notes: tuple[str, ...]
+
+
+def solve_refining(
+    instance: PemInstance,
+    deadline_s: float | None,
+    *,
+    stop_at: float | None,
+    resolution_s: float,
+    **options: Any,
+) -> CpsatRun:
+    """:func:`solve_cpsat`, refining the resolution tenfold while the rounded-up model misses.
+
+    A miss is the primal model proving that no plan with times rounded up meets the
+    deadline while the scaling is not exact; refinement stops at 1e8 ticks per
+    deadline. No model is built when the time left before ``stop_at`` cannot cover
+    the build (:func:`build_seconds`), so the run stays within its time limit.
+    ``options`` are :func:`solve_cpsat`'s other keywords.
+    """
+    if no_time_to_build(instance, stop_at):
+        return CpsatRun(None, resolution_s, False, True, (_no_time_note(instance, "build"),))
+    notes: list[str] = []
+    resolution = resolution_s
+    while True:
+        finer = resolution / 10
+        last_try = deadline_s is None or deadline_s / finer > 1e8
+        got = solve_cpsat(
             instance,
             deadline_s,
-            resolution_s=resolution_s,
-            energy_unit_j=energy_unit_j,
-            round_up=False,
-            hint=choice,
+            stop_at=stop_at,
+            resolution_s=resolution,
+            refine_on_miss=not last_try,
+            **options,
         )
-        b_out, _ = solve_with_cpsat(bmodel, time_limit=rest, workers=workers, seed=seed, log=log)
-        if b_out.bound is not None and b_out.termination.value != "error":
-            bound = _to_joules(instance, deadline_s, b_out.bound, energy_unit_j)
-    elif exact_scaling and outcome.bound is not None and outcome.termination.value != "error":
-        bound = _to_joules(instance, deadline_s, outcome.bound, energy_unit_j)
-    return outcome, choice, bound
+        missed = got.outcome.termination is TerminationReason.INFEASIBLE and not (
+            _scaling_is_exact(instance, deadline_s, resolution, options["energy_unit_j"])
+        )
+        if got.note:
+            notes.append(got.note)
+        if not missed or last_try:
+            limited = got.outcome.termination is TerminationReason.TIME_LIMIT
+            return CpsatRun(got, resolution, missed, limited or got.bound_stopped, tuple(notes))
+        if no_time_to_build(instance, stop_at):
+            notes.append(f"no plan with times rounded up to {resolution:g} s")
+            notes.append(_no_time_note(instance, f"refine to {finer:g} s"))
+            return CpsatRun(got, resolution, True, True, tuple(notes))
+        notes.append(f"no plan with times rounded up to {resolution:g} s; refined to {finer:g} s")
+        resolution = finer
+
+
+def run_outcome(run: CpsatRun) -> SolverOutcome:
+    """The last primal outcome; a time limit with nothing found when no model was built."""
+    if run.solve is not None:
+        return run.solve.outcome
+    return SolverOutcome(
+        TerminationReason.TIME_LIMIT, SolutionStatus.NONE, None, None, 0.0, "cp-sat",
+        cpsat_version(),
+    )  # fmt: skip
+
+
+def _no_time_note(instance: PemInstance, what: str) -> str:
+    options = sum(len(t) for t in instance.option_times)
+    return (
+        f"no time left to {what}: a CP-SAT model of {options} options takes about "
+        f"{build_seconds(instance):.2g} s to build"
+    )
+
+
+def reported_plan(
+    instance: PemInstance, run: CpsatRun, start: tuple[int, ...] | None
+) -> tuple[tuple[int, ...] | None, TerminationReason, list[str]]:
+    """The plan to report, the termination, and notes for the message.
+
+    ``start`` is the relaxation's rounded plan (or ``None``). It stands in when
+    CP-SAT has no plan (no model built, or the rounded-up times miss the deadline)
+    and, when the time limit cut CP-SAT's search, when it is better than CP-SAT's
+    incumbent. A CP-SAT optimum is reported as it is, so that ample time gives
+    CP-SAT's own answer.
+    """
+    notes = list(run.notes)
+    stop = TerminationReason.TIME_LIMIT
+    if run.solve is None:
+        notes.append("reporting the relaxation's rounded plan" if start else "no plan found")
+        return start, stop, notes
+    if run.missed and start is not None:
+        notes.append("reporting the relaxation's rounded plan")
+        return start, stop if run.stopped else TerminationReason.COMPLETED, notes
+    if run.missed:
+        if not run.stopped:
+            notes.append("no plan found with the finest resolution tried; use the 'highs' method")
+        return None, stop if run.stopped else TerminationReason.UNKNOWN, notes
+    choice, termination = run.solve.choice, run.solve.outcome.termination
+    if termination is stop and start is not None and _better(instance, start, choice):
+        notes.append(
+            "CP-SAT found no plan before the time limit; reporting the relaxation's rounded plan"
+            if choice is None
+            else "CP-SAT stopped at the time limit; the relaxation's rounded plan is better"
+        )
+        choice = start
+    return choice, termination, notes
+
+
+def _better(instance: PemInstance, plan: tuple[int, ...], than: tuple[int, ...] | None) -> bool:
+    if than is None:
+        return True
+    return (
+        evaluate(instance, PemSolution(plan)).energy_j
+        < evaluate(instance, PemSolution(than)).energy_j
+    )
+
+
+def best_bound(
+    instance: PemInstance,
+    cpsat_bound: float | None,
+    lp_bound: float | None,
+    choice: tuple[int, ...] | None,
+) -> float | None:
+    """The larger of CP-SAT's bound and the hull relaxation's, both in joules at the deadline.
+
+    Both are proven lower bounds on the least energy of a plan meeting the deadline
+    (energy counted to the deadline, Perseus Eq. 4): CP-SAT's from the bound model
+    (durations and costs rounded down) plus ``P_b S T``, the relaxation's from weak
+    duality (Eq. PEM-R6) plus ``P_b S T``. The relaxation's is capped at ``choice``'s
+    energy within HiGHS' tolerance (:func:`energyopt.pipeline.exact.within_solver_tolerance`).
+    """
+    if lp_bound is not None and choice is not None:
+        energy = evaluate(instance, PemSolution(choice)).energy_j
+        lp_bound = within_solver_tolerance(instance, lp_bound, energy)
+    known = [b for b in (cpsat_bound, lp_bound) if b is not None]
+    return max(known) if known else None
 
 
 def _to_joules(instance: PemInstance, deadline_s: float | None, value: float, unit: float) -> float:

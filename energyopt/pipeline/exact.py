@@ -29,7 +29,7 @@ from energyopt.pipeline import milp as _milp
 from energyopt.pipeline.evaluator import DEADLINE_RTOL, evaluate
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.options import OptionTable
-from energyopt.pipeline.relaxation import HullRelaxation, bound_curve, curve_breakpoints
+from energyopt.pipeline.relaxation import HullRelaxation, bound_curve, least_energy_bound
 from energyopt.pipeline.rounding import rounded_plan
 
 #: Seconds of model building and hand-off per option entry, measured on GPT-3
@@ -144,13 +144,12 @@ def best_free_deadline(
 
     The least energy over all iteration times is at least the minimum over ``T`` of
     the curve's bound (Eq. PEM-R7); that minimum is also where the rounded plan is
-    aimed.
+    aimed. The minimum is found at the breakpoints of the tangents' upper envelope
+    (:func:`~energyopt.pipeline.relaxation.least_energy_bound`, O(k log k) for k
+    tangents), ties going to the smallest ``T``.
     """
     curve = bound_curve(instance, time_limit=time_limit)  # stopping early only loosens it
-    candidates = curve_breakpoints(curve)
-    values = [(curve.energy_bound(T), T) for T in candidates]
-    bound, T = min((v, T) for v, T in values if v is not None)
-    return T, bound
+    return least_energy_bound(curve)
 
 
 def solve_milp(

@@ -350,53 +350,44 @@ def solve_cpsat(
 ) -> Result:
     """PEM in CP-SAT (formulations/pem.md, Sec. 4): times rounded up (primal), down (bound).
 
-    When the rounded-up times miss a deadline that the exact times meet, the
-    resolution is refined tenfold while time is left (down to 1e8 ticks per
+    With a deadline (and ``warm_start``) the hull relaxation (Sec. 7) runs first: its
+    rounded plan is CP-SAT's hint, and its bound joins CP-SAT's (the larger is
+    reported). When the rounded-up times miss a deadline that the exact times meet,
+    the resolution is refined tenfold while time is left (down to 1e8 ticks per
     deadline); if that does not find a plan either, the relaxation's rounded plan
-    is reported with CP-SAT's bound. The message says what was done. ``tee`` prints
-    CP-SAT's search log.
+    is reported. No CP-SAT model is built when the time left cannot cover its build
+    (estimated from the number of options): the relaxation's plan and bound are
+    reported with termination ``time_limit``, which is also the termination whenever
+    the limit stopped the method before CP-SAT proved optimality. The message says
+    what was done. ``tee`` prints CP-SAT's search log.
     """
     tick = time.perf_counter()
     stop_at = None if time_limit is None else tick + float(time_limit)
     work, report = instance.filter_dominated() if filter_dominated else (instance, None)
     T = instance.deadline_s
-    hint = None
+    lp_bound, hint = None, None
     if warm_start and T is not None:
-        _, hint = _exact.relaxation_start(work, T, stop_at)
-    notes: list[str] = []
-    resolution = resolution_s
-    while True:
-        outcome, choice, bound = _cpsat.solve_cpsat(
-            work,
-            T,
-            time_limit=remaining_time(time_limit, tick),
-            seed=seed,
-            resolution_s=resolution,
-            energy_unit_j=energy_unit_j,
-            workers=workers,
-            hint=hint,
-            bound_model=bound_model,
-            log=tee,
-        )
-        missed = (
-            outcome.termination is TerminationReason.INFEASIBLE
-            and not _cpsat._scaling_is_exact(work, T, resolution, energy_unit_j)
-        )
-        finer = resolution / 10
-        out_of_time = stop_at is not None and time.perf_counter() >= stop_at
-        if not missed or out_of_time or T is None or T / finer > 1e8:
-            break
-        notes.append(f"no plan with times rounded up to {resolution:g} s; refined to {finer:g} s")
-        resolution = finer
-    termination = outcome.termination
-    if missed and hint is not None:
-        choice, termination = hint, TerminationReason.COMPLETED
-        notes.append("reporting the relaxation's rounded plan with CP-SAT's bound")
-    elif missed:
-        termination = TerminationReason.UNKNOWN
-        notes.append("no plan found with the finest resolution tried; use the 'highs' method")
+        # Without a deadline no relaxation runs: its bound at one deadline would not
+        # bound the energy at other iteration times.
+        lp_bound, hint = _exact.relaxation_start(work, T, stop_at)
+    run = _cpsat.solve_refining(
+        work,
+        T,
+        stop_at=stop_at,
+        seed=seed,
+        resolution_s=resolution_s,
+        energy_unit_j=energy_unit_j,
+        workers=workers,
+        hint=hint,
+        bound_model=bound_model,
+        log=tee,
+    )
+    choice, termination, notes = _cpsat.reported_plan(work, run, hint)
+    cp_bound = None if run.solve is None else run.solve.bound
+    bound = _cpsat.best_bound(work, cp_bound, lp_bound, choice)
     if choice is not None and report is not None:
         choice = report.to_original(instance, choice)
+    outcome = _cpsat.run_outcome(run)
     res = pem_result(
         instance,
         "cpsat",
@@ -406,23 +397,38 @@ def solve_cpsat(
         solver=outcome.solver,
         solver_version=outcome.solver_version,
         message="; ".join([m for m in (outcome.message,) if m] + notes),
-        extra={**outcome.extra, "resolution_s": resolution, "energy_unit_j": energy_unit_j},
+        extra={
+            **outcome.extra,
+            "resolution_s": run.resolution_s,
+            "energy_unit_j": energy_unit_j,
+            "relaxation_bound_j": lp_bound,
+            "cpsat_bound_j": cp_bound,
+        },
     )
-    return _cpsat_status(res)
+    return _cpsat_status(res, stopped=run.stopped)
 
 
-def _cpsat_status(res: Result) -> Result:
-    """CP-SAT's ``optimal`` is the rounded model's: optimal for PEM only when the gap is 0."""
-    if res.termination is not TerminationReason.OPTIMAL:
-        return res
-    if res.gap == 0.0:
-        return replace(res, status=SolutionStatus.OPTIMAL)
-    # Optimal for the rounded model only: the gap is what the time scaling costs.
-    return replace(
-        res,
-        termination=TerminationReason.COMPLETED,
-        message="optimal for the model with times rounded to the resolution",
-    )
+def _cpsat_status(res: Result, stopped: bool = False) -> Result:
+    """CP-SAT's ``optimal`` is the rounded model's: optimal for PEM only when the gap is 0.
+
+    ``stopped``: the time limit stopped the method; a result that is not optimal
+    then ends with ``time_limit`` (not ``completed``).
+    """
+    if res.termination is TerminationReason.OPTIMAL:
+        if res.gap == 0.0:
+            return replace(res, status=SolutionStatus.OPTIMAL)
+        # Optimal for the rounded model only: the gap is what the time scaling costs.
+        return replace(
+            res,
+            termination=TerminationReason.COMPLETED,
+            message="; ".join(
+                [m for m in (res.message,) if m]
+                + ["optimal for the model with times rounded to the resolution"]
+            ),
+        )
+    if stopped and res.termination is TerminationReason.COMPLETED:
+        return replace(res, termination=TerminationReason.TIME_LIMIT)
+    return res
 
 
 @register(

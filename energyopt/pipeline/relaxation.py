@@ -26,6 +26,7 @@ previous basis.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import time
 
@@ -267,6 +268,22 @@ class BoundCurve:
         eff = self.effective_bound(deadline_s)
         return None if eff is None else eff + self.blocking_w_per_s * deadline_s
 
+    def energy_bounds(self, deadlines_s: np.ndarray) -> np.ndarray:
+        """:meth:`energy_bound` at every deadline of ``deadlines_s`` (all at least the
+        fastest makespan), bit for bit: the same floating-point operations, vectorized."""
+        T = np.asarray(deadlines_s, dtype=float)
+        offsets, slopes = self.lines()
+        clipped = np.minimum(T, self.cheapest_makespan_s)
+        eff = (offsets[None, :] + slopes[None, :] * clipped[:, None]).max(axis=1)
+        return eff + self.blocking_w_per_s * T
+
+    def lines(self) -> tuple[np.ndarray, np.ndarray]:
+        """The tangents' offsets and slopes as arrays."""
+        return (
+            np.array([tg.offset for tg in self.tangents], dtype=float),
+            np.array([tg.slope for tg in self.tangents], dtype=float),
+        )
+
 
 def bound_curve(
     instance: PemInstance,
@@ -356,23 +373,91 @@ def relaxation_bound(instance: PemInstance, deadline_s: float | None = ...) -> f
             instance.p_blocking_w * instance.num_stages * deadline_s
         )
     curve = bound_curve(instance, relaxation=relax)
-    vals = [curve.energy_bound(T) for T in curve_breakpoints(curve)]
-    return min(v for v in vals if v is not None)
+    return least_energy_bound(curve)[1]
+
+
+def upper_envelope(offsets: np.ndarray, slopes: np.ndarray) -> np.ndarray:
+    """Indices of the lines ``offset + slope T`` that form their maximum, by increasing slope.
+
+    Sorting by slope (then offset) and keeping a stack gives the envelope in
+    O(k log k). Of lines with equal slopes only the highest can be on it (one of
+    them when they coincide). A line that touches the envelope at one point only
+    (three lines through one point) is dropped: the crossing of its neighbours is
+    that point.
+    """
+    stack: list[int] = []
+    for k in np.lexsort((offsets, slopes)):
+        if stack and slopes[stack[-1]] == slopes[k]:
+            stack.pop()  # sorted by offset within a slope: line k is at least as high
+        while len(stack) >= 2 and _crossing(offsets, slopes, stack[-2], stack[-1]) >= (
+            _crossing(offsets, slopes, stack[-1], k)
+        ):
+            stack.pop()
+        stack.append(int(k))
+    return np.array(stack, dtype=int)
+
+
+def _crossing(offsets: np.ndarray, slopes: np.ndarray, a: int, b: int) -> float:
+    # Python floats, as the tangents hold them: bit for bit the crossing of the two tangents
+    # (and a crossing too far out to represent is inf, outside every range, not a warning).
+    oa, ob, sa, sb = float(offsets[a]), float(offsets[b]), float(slopes[a]), float(slopes[b])
+    return (ob - oa) / (sa - sb)
 
 
 def curve_breakpoints(curve: BoundCurve) -> list[float]:
     """Where the convex, piecewise linear energy bound can take its minimum.
 
-    ``max_k tangent_k(T) + P_b S T`` bends only where two tangents cross, so its
-    minimum over ``T`` lies at a crossing or at an end of the range.
+    ``max_k tangent_k(T) + P_b S T`` bends only where the tangents' upper envelope
+    bends (two tangents cross *on* the envelope), so its minimum over ``T`` lies at
+    such a crossing or at an end of the range: O(k) points (:func:`upper_envelope`),
+    not every pairwise crossing.
     """
-    tg = curve.tangents
     lo, hi = curve.fastest_makespan_s, curve.cheapest_makespan_s
+    offsets, slopes = curve.lines()
+    env = upper_envelope(offsets, slopes)
     points = {lo, hi}
-    for a in range(len(tg)):
-        for b in range(a + 1, len(tg)):
-            if tg[a].slope != tg[b].slope:
-                x = (tg[b].offset - tg[a].offset) / (tg[a].slope - tg[b].slope)
-                if lo <= x <= hi:
-                    points.add(x)
+    for a, b in itertools.pairwise(env):
+        x = _crossing(offsets, slopes, int(a), int(b))
+        if lo <= x <= hi:
+            points.add(x)
     return sorted(points)
+
+
+def least_energy_bound(curve: BoundCurve) -> tuple[float, float]:
+    """The ``T`` minimising the curve's energy bound (Eq. PEM-R7), and that minimum.
+
+    Evaluated at :func:`curve_breakpoints`; ties go to the smallest ``T``. In exact
+    arithmetic that is the minimum over all pairwise crossings too: every crossing
+    at the minimum lies in the minimising interval, whose left end is an envelope
+    breakpoint or the fastest makespan. Tangents through the same point cross there
+    at values that differ by rounding only, so the crossings of the tangents that
+    are active at the minimum (within rounding) are evaluated as well: the minimum
+    is then the one of all pairwise crossings bit for bit. Only on a piece of slope
+    exactly ``-P_b S`` (a flat minimum, where every point is a tie of exact arithmetic)
+    can the pairwise minimum lie elsewhere in the flat piece, decided by rounding;
+    the bound is the same up to rounding there and ``T`` is the piece's left end.
+    """
+    points = np.array(curve_breakpoints(curve))
+    values = curve.energy_bounds(points)
+    best = int(np.lexsort((points, values))[0])
+    points = np.concatenate([points, _active_crossings(curve, float(points[best]))])
+    values = np.concatenate([values, curve.energy_bounds(points[len(values) :])])
+    best = int(np.lexsort((points, values))[0])
+    return float(points[best]), float(values[best])
+
+
+def _active_crossings(curve: BoundCurve, T: float) -> np.ndarray:
+    """Pairwise crossings in the range of the tangents within rounding of the maximum at ``T``."""
+    offsets, slopes = curve.lines()
+    at = offsets + slopes * min(T, curve.cheapest_makespan_s)
+    scale = float(np.max(np.abs(offsets) + np.abs(slopes) * T))
+    active = np.flatnonzero(at >= at.max() - 64 * np.finfo(float).eps * scale)
+    lo, hi = curve.fastest_makespan_s, curve.cheapest_makespan_s
+    out = []
+    for i, a in enumerate(active):
+        for b in active[i + 1 :]:
+            if slopes[a] != slopes[b]:
+                x = _crossing(offsets, slopes, int(a), int(b))
+                if lo <= x <= hi:
+                    out.append(x)
+    return np.array(out, dtype=float)
