@@ -307,9 +307,9 @@ def reported_plan(
 
     ``start`` is the relaxation's rounded plan (or ``None``). It stands in when
     CP-SAT has no plan (no model built, or the rounded-up times miss the deadline)
-    and, when the time limit cut CP-SAT's search, when it is better than CP-SAT's
-    incumbent. A CP-SAT optimum is reported as it is, so that ample time gives
-    CP-SAT's own answer.
+    and replaces CP-SAT's plan when it is better: CP-SAT's incumbent at the time
+    limit, or even its optimum, which is optimal for times rounded up to the
+    resolution, not for the instance.
     """
     notes = list(run.notes)
     stop = TerminationReason.TIME_LIMIT
@@ -324,12 +324,14 @@ def reported_plan(
             notes.append("no plan found with the finest resolution tried; use the 'highs' method")
         return None, stop if run.stopped else TerminationReason.UNKNOWN, notes
     choice, termination = run.solve.choice, run.solve.outcome.termination
-    if termination is stop and start is not None and _better(instance, start, choice):
-        notes.append(
-            "CP-SAT found no plan before the time limit; reporting the relaxation's rounded plan"
-            if choice is None
-            else "CP-SAT stopped at the time limit; the relaxation's rounded plan is better"
-        )
+    if start is not None and _better(instance, start, choice):
+        if choice is None:
+            why = "CP-SAT found no plan before the time limit; reporting the relaxation's"
+        elif termination is stop:
+            why = "CP-SAT stopped at the time limit; the relaxation's"
+        else:  # optimal for times rounded up to the resolution only
+            why = "CP-SAT's optimum for the rounded times is worse than the relaxation's"
+        notes.append(f"{why} rounded plan" + ("" if choice is None else " is better"))
         choice = start
     return choice, termination, notes
 
