@@ -26,10 +26,15 @@ from energyopt.core.milp_solvers import solve_milp as solve_pyomo_milp
 from energyopt.core.outcome import SolverOutcome
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.pipeline import milp as _milp
-from energyopt.pipeline.evaluator import DEADLINE_RTOL, evaluate
+from energyopt.pipeline.evaluator import DEADLINE_RTOL, evaluate, fastest_choice
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.options import OptionTable
-from energyopt.pipeline.relaxation import HullRelaxation, bound_curve, least_energy_bound
+from energyopt.pipeline.relaxation import (
+    HullRelaxation,
+    LpTimeLimit,
+    bound_curve,
+    least_energy_bound,
+)
 from energyopt.pipeline.rounding import rounded_plan
 
 #: Seconds of model building and hand-off per option entry, measured on GPT-3
@@ -119,10 +124,19 @@ def _left(deadline: float | None) -> float | None:
 def relaxation_start(
     instance: PemInstance, deadline_s: float, stop_at: float | None
 ) -> tuple[float | None, tuple[int, ...] | None]:
-    """Bound and rounded plan of the hull relaxation at the evaluator's deadline."""
+    """Bound and rounded plan of the hull relaxation at the evaluator's deadline.
+
+    ``(None, None)``: no plan meets the deadline. When the LP cannot be solved by
+    ``stop_at``, there is no bound, and the plan is every computation at its fastest
+    option (which meets the deadline whenever any plan does).
+    """
     relax = HullRelaxation(instance)
     T = deadline_s * (1 + DEADLINE_RTOL)
-    got = relax.solve(T)
+    try:
+        got = relax.solve(T, time_limit=_left(stop_at))
+    except LpTimeLimit:
+        fastest = fastest_choice(instance)
+        return None, fastest.choice if evaluate(instance, fastest).feasible else None
     if got is None:
         return None, None
     tangent, durations = got

@@ -75,7 +75,7 @@ def solve_highs(
     lp_bound, start = None, None
     if T is not None:
         lp_bound, start = _exact.relaxation_start(work, T, stop_at)
-        if lp_bound is None:
+        if lp_bound is None and start is None:
             return _no_plan(instance, "highs")
     else:
         # No deadline: the relaxation's best iteration time gives a bound on the least
@@ -207,12 +207,12 @@ class _RelaxedStart(NamedTuple):
     work: PemInstance  # dominated options filtered out
     at_T: PemInstance  # ``work`` at the deadline T the relaxation was solved at
     report: FilterReport
-    bound: float
+    bound: float | None  # None: the LP was cut off by the time limit
     plan: tuple[int, ...] | None
 
-    def capped_bound(self, plan: tuple[int, ...] | None) -> float:
+    def capped_bound(self, plan: tuple[int, ...] | None) -> float | None:
         """The bound, capped at ``plan``'s energy within HiGHS' tolerance."""
-        if plan is None:
+        if plan is None or self.bound is None:
             return self.bound
         energy = evaluate(self.work, PemSolution(plan)).energy_j
         return _exact.within_solver_tolerance(self.at_T, self.bound, energy)
@@ -238,7 +238,7 @@ def _relaxed_start(
         left = None if stop_at is None else curve_share * (stop_at - time.perf_counter())
         T, bound = _exact.best_free_deadline(work, time_limit=left)
     lp_bound, plan = _exact.relaxation_start(work, T, stop_at)
-    if lp_bound is None:
+    if lp_bound is None and plan is None:
         return None
     bound = lp_bound if bound is None else bound
     return _RelaxedStart(work, replace(work, deadline_s=T), report, bound, plan)

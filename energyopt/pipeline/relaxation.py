@@ -80,6 +80,10 @@ def lower_hull(times: np.ndarray, costs: np.ndarray) -> tuple[np.ndarray, np.nda
     return arr[:, 0], arr[:, 1]
 
 
+class LpTimeLimit(Exception):
+    """The hull relaxation's LP was stopped by its time limit (:meth:`HullRelaxation.solve`)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Tangent:
     """A valid lower bound ``L(T) >= offset + slope * T`` from the LP's dual at ``at_s``."""
@@ -178,17 +182,26 @@ class HullRelaxation:
         return [([T, s + i, d + i], [1.0, -1.0, -1.0], 0.0) for i in range(self.n) if not succ[i]]
 
     # -- solving -------------------------------------------------------------------
-    def solve(self, deadline_s: float) -> tuple[Tangent, np.ndarray] | None:
+    def solve(
+        self, deadline_s: float, time_limit: float | None = None
+    ) -> tuple[Tangent, np.ndarray] | None:
         """Solve at ``deadline_s``; ``None`` when no plan meets it (even relaxed).
 
-        Returns the tangent (Eq. PEM-R6) and the LP's durations ``d``.
+        Returns the tangent (Eq. PEM-R6) and the LP's durations ``d``. Raises
+        :class:`LpTimeLimit` when HiGHS stops at ``time_limit`` seconds (the LP of
+        GPT-3 8x96 takes about 0.6 s): its iterate then gives neither a bound nor a plan.
         """
         if deadline_s < self.fastest_makespan_s * (1 - 1e-12) - 1e-15:
             return None
         T = max(float(deadline_s), self.fastest_makespan_s)
         Tu = T / self.time_unit
         self.highs.changeColBounds(self.col_T, Tu, Tu)
+        # HiGHS' clock counts from this object's first run, so the limit is offset by it.
+        limit = math.inf if time_limit is None else self.highs.getRunTime() + max(time_limit, 0.01)
+        self.highs.setOptionValue("time_limit", limit)
         self.highs.run()
+        if self.highs.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
+            raise LpTimeLimit(f"hull relaxation LP stopped at its {time_limit:.3g} s limit")
         if self.highs.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             self.highs.clearSolver()  # retry from scratch once
             self.highs.run()

@@ -1,0 +1,60 @@
+"""Every registered method of every family returns within its time limit plus a second.
+
+The rule (README, "Time limits are limits") holds for exact methods and heuristics
+alike; each runs here on the largest committed instance of its family, where most of
+them cannot finish in the limit. A method may refuse an instance that is too large for
+it (brute force), as long as it says so at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+
+import pytest
+
+import energyopt
+from energyopt.core.instance import load_instance
+from energyopt.core.registry import families, methods
+from energyopt.core.result import Result
+
+ROOT = Path(__file__).resolve().parents[1]
+LIMIT_S = 0.2
+#: The rule's allowance past the limit.
+ALLOWANCE_S = 1.0
+#: The committed instance that takes each family's methods longest.
+LARGEST = {
+    "capacity": "instances/capacity/paper/016-paper-s2-n100-point100.json",
+    "pipeline": "instances/pipeline/paper/012-gpt3-175b-a100-1f1b-8x96-t1.json",
+    "powercap": "instances/powercap/paper/004-random-event-j60-g64x8-eta0-8-seed104.json",
+}
+
+
+def _instance(family: str):
+    if family == "tuning":
+        from energyopt.tuning.suites import suite
+
+        # 200,000 recurrences: a full replay takes minutes.
+        return dataclasses.replace(suite("smoke")[0], recurrences=200_000)
+    return load_instance(ROOT / LARGEST[family])
+
+
+CASES = [(f, m) for f in families() if f in (*LARGEST, "tuning") for m in sorted(methods(f))]
+
+
+@pytest.mark.parametrize(("family", "method"), CASES, ids=[f"{f}-{m}" for f, m in CASES])
+def test_method_returns_within_its_time_limit(family, method):
+    inst = _instance(family)
+    tick = time.perf_counter()
+    try:
+        res = energyopt.solve(inst, method, time_limit=LIMIT_S, seed=0)
+    except ValueError as exc:  # refused as too large: must be said before any work
+        assert "exceed" in str(exc) or "too" in str(exc), exc
+        res = None
+    wall = time.perf_counter() - tick
+    assert wall <= LIMIT_S + ALLOWANCE_S, f"{method} took {wall:.2f} s"
+    if isinstance(res, Result):
+        # The reported runtime is the method's whole call, not a part of it.
+        assert res.runtime_s <= wall + 1e-3
+        assert res.runtime_s >= 0.5 * wall - 0.05, (res.runtime_s, wall)
