@@ -31,7 +31,12 @@ from the ``--jobs 1`` runs, and the cell server's start, the longest part of it,
 apart ``--server-starts`` times per tree in CPU seconds, which the load inflates less than
 wall-clock time.
 
-The machine's load average is printed before and after: a busy machine shrinks speed-ups.
+A second bound comes from CPU: the machine's busy CPU seconds across each run
+(``/proc/stat``, on Linux). With one job a run already keeps more than one core busy, and
+two jobs cannot take less than that CPU divided by the cores.
+
+The machine's load average is printed before and after: a busy machine shrinks speed-ups
+(and inflates the busy CPU, which counts every process).
 """
 
 from __future__ import annotations
@@ -68,9 +73,12 @@ def bench_run(args: argparse.Namespace, store: Path, extra: list[str], root: Pat
     if args.grace is not None:
         cmd += ["--grace", str(args.grace)]
     LAUNCHED[store] = time.time()
+    busy = busy_cpu_seconds()
     tick = time.perf_counter()
     run = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=_env(root))
     wall = time.perf_counter() - tick
+    if busy is not None:
+        BUSY[store] = busy_cpu_seconds() - busy
     ENDED[store] = time.time()
     if run.returncode not in (0, 1):  # 1: some cells failed, which the contents check shows
         raise SystemExit(f"bench failed ({run.returncode}): {run.stderr.strip()[-500:]}")
@@ -81,6 +89,23 @@ def bench_run(args: argparse.Namespace, store: Path, extra: list[str], root: Pat
 #: (its output closed: the cell server, which shares it, had exited too).
 LAUNCHED: dict[Path, float] = {}
 ENDED: dict[Path, float] = {}
+#: Store -> CPU seconds the whole machine was busy during its run (Linux).
+BUSY: dict[Path, float] = {}
+
+
+def busy_cpu_seconds() -> float | None:
+    """CPU seconds all cores have been busy since boot (``/proc/stat``), ``None`` elsewhere.
+
+    The run's processes cannot be timed one by one (the cell server and its forked cells
+    are not the command's waited-for children), so a run's CPU is the machine's busy
+    time across it, other processes' included: the load average says how much that is.
+    """
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq = (int(x) for x in fields[:7])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
 
 
 def _env(root: Path = ROOT) -> dict[str, str]:
@@ -231,6 +256,7 @@ def report(walls: dict, stores: dict, over: dict) -> None:
              "start-up (s)", "cells span (s)", "sum of cell walls (s)"]  # fmt: skip
     print(format_table(heads, rows))
     amdahl(walls, stores)
+    cpu_ceiling(walls, stores)
     contents = {}
     for label, ss in stores.items():
         for i, s in enumerate(ss):
@@ -266,6 +292,29 @@ def _amdahl(label: str, wall: float, stores: list[Path]) -> None:
         f"{work:.2f} s "
         f"of cells; two jobs at best {serial:.2f} + {work:.2f} / 2 = {serial + work / 2:.2f} s: "
         f"at most {wall / (serial + work / 2):.2f}x"
+    )
+
+
+def cpu_ceiling(walls: dict, stores: dict) -> None:
+    """The most ``--jobs 2`` can gain from the CPU the ``--jobs 1`` runs used.
+
+    With one job a run already keeps more than one core busy (the cell server forks the
+    next cell's process and reaps the last one while a cell runs); two jobs need at least
+    that CPU, so on ``os.cpu_count()`` cores they take at least busy CPU / cores.
+    """
+    cores = os.cpu_count() or 1
+    for label in ("--jobs 1", "--jobs 2"):
+        busy = [BUSY[s] for s in stores.get(label, []) if s in BUSY]
+        if not busy:
+            return
+        cpu, wall = statistics.median(busy), statistics.median(walls[label])
+        print(f"machine busy during {label} (median): {cpu:.2f} CPU-s in {wall:.2f} s "
+              f"({cpu / wall:.2f} cores of {cores})")  # fmt: skip
+    cpu1 = statistics.median(BUSY[s] for s in stores["--jobs 1"] if s in BUSY)
+    wall1 = statistics.median(walls["--jobs 1"])
+    print(
+        f"CPU bound: two jobs need at least {cpu1:.2f} CPU-s / {cores} cores = "
+        f"{cpu1 / cores:.2f} s: at most {wall1 / (cpu1 / cores):.2f}x"
     )
 
 
