@@ -350,21 +350,26 @@ def _crash_message(code: int | None, log_path: str) -> str:
 
 
 def _read(fd: int, deadline: float | None, until: bytes | None = None) -> tuple[bytes, str]:
-    """Read ``fd`` until EOF (``"eof"``), ``until`` (``"line"``) or ``deadline`` (``"timeout"``)."""
-    buf = b""
+    """Read ``fd`` until EOF (``"eof"``), ``until`` (``"line"``) or ``deadline`` (``"timeout"``).
+
+    Results can be tens of megabytes (a GPT-3 8x96 frontier with its plans: 71 MB), so
+    the chunks go into one growing buffer and only the new bytes are searched.
+    """
+    buf = bytearray()
     while True:
         left = None if deadline is None else deadline - time.perf_counter()
         if left is not None and left <= 0:
-            return buf, "timeout"
+            return bytes(buf), "timeout"
         ready, _, _ = select.select([fd], [], [], left)
         if not ready:
             continue
-        chunk = os.read(fd, 1 << 16)
+        chunk = os.read(fd, 1 << 20)
         if not chunk:
-            return buf, "eof"
+            return bytes(buf), "eof"
+        start = max(0, len(buf) - len(until or b"") + 1)
         buf += chunk
-        if until is not None and until in buf:
-            return buf, "line"
+        if until is not None and buf.find(until, start) != -1:
+            return bytes(buf), "line"
 
 
 def _kill(proc: subprocess.Popen, spec: dict[str, Any], tick: float, why: str) -> dict[str, Any]:

@@ -514,10 +514,10 @@ def _await_cell(conn: socket.socket, spec: dict[str, Any], tick: float, log: str
     reader = _Lines(conn.fileno())
     pid = None
     try:
-        if not reader.until(tick + _cells.STARTUP_TIMEOUT_S, lambda b: b"\n" in b):
+        if not reader.until(tick + _cells.STARTUP_TIMEOUT_S, lambda r: r.lines):
             why = f"did not start within {_cells.STARTUP_TIMEOUT_S:g} s"
             return _kill(pid, reader, spec, tick, why)
-        first = reader.buf.split(b"\n", 1)[0].split()
+        first = reader.lines[0].split() if reader.lines else []
         if first[:1] == [b"ready"]:
             pid = int(first[1])
             _cells._LIVE.add(_CellProcess(pid))
@@ -536,7 +536,7 @@ def _await_cell(conn: socket.socket, spec: dict[str, Any], tick: float, log: str
         raise
     finally:
         _cells._LIVE.discard(_CellProcess(pid))
-    return _decode(reader.buf, spec, time.perf_counter() - tick, log)
+    return _decode(reader.text(), spec, time.perf_counter() - tick, log)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -549,26 +549,48 @@ class _CellProcess:
         _cells._kill_group(self.pid)
 
 
-def _ended(buf: bytes) -> bool:
+def _ended(reader: _Lines) -> bool:
     """Whether the payload (the cell's end) or the server's ``exit`` line has arrived."""
-    return any(line.startswith((b"{", b"exit ")) for line in buf.split(b"\n")[1:-1])
+    return any(line.startswith((b"{", b"exit ")) for line in reader.lines[1:])
 
 
 class _Lines:
-    """What a connection has sent so far, read until a condition holds or EOF."""
+    """What a connection has sent so far, read until a condition holds or EOF.
+
+    ``lines`` holds the complete lines (without their newline). A payload can be tens
+    of megabytes, so each chunk is appended to one buffer and only it is searched for
+    newlines: re-reading the whole buffer per chunk made receiving a GPT-3 8x96
+    frontier (71 MB) take longer than the cell's time limit.
+    """
 
     def __init__(self, fd: int) -> None:
-        self.fd, self.buf, self.eof = fd, b"", False
+        self.fd, self.eof = fd, False
+        self.lines: list[bytes] = []
+        self._buf = bytearray()
+        self._line_start = 0
+
+    def text(self) -> bytes:
+        """Everything received so far."""
+        return bytes(self._buf)
 
     def until(self, deadline: float | None, done: Any) -> bool:
-        """Read until ``done(buf)`` or EOF (``True``) or ``deadline`` (``False``)."""
-        while not (self.eof or done(self.buf)):
+        """Read until ``done(self)`` or EOF (``True``) or ``deadline`` (``False``)."""
+        while not (self.eof or done(self)):
             chunk, state = _cells._read(self.fd, deadline, until=b"")
-            self.buf += chunk
+            self._add(chunk)
             if state == "timeout":
                 return False
             self.eof = state == "eof"
         return True
+
+    def _add(self, chunk: bytes) -> None:
+        pos = len(self._buf)
+        self._buf += chunk
+        pos = self._buf.find(b"\n", pos)
+        while pos != -1:
+            self.lines.append(bytes(self._buf[self._line_start : pos]))
+            self._line_start = pos + 1
+            pos = self._buf.find(b"\n", self._line_start)
 
 
 def _decode(out: bytes, spec: dict[str, Any], wall: float, log: str) -> dict[str, Any]:
