@@ -536,7 +536,7 @@ def _await_cell(conn: socket.socket, spec: dict[str, Any], tick: float, log: str
         raise
     finally:
         _cells._LIVE.discard(_CellProcess(pid))
-    return _decode(reader.text(), spec, time.perf_counter() - tick, log)
+    return _decode(reader.lines, spec, time.perf_counter() - tick, log)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -557,21 +557,16 @@ def _ended(reader: _Lines) -> bool:
 class _Lines:
     """What a connection has sent so far, read until a condition holds or EOF.
 
-    ``lines`` holds the complete lines (without their newline). A payload can be tens
-    of megabytes, so each chunk is appended to one buffer and only it is searched for
-    newlines: re-reading the whole buffer per chunk made receiving a GPT-3 8x96
-    frontier (71 MB) take longer than the cell's time limit.
+    ``lines`` holds the complete lines (without their newline); only the unfinished
+    last line is buffered. A payload can be tens of megabytes, so only each new chunk
+    is searched for newlines: re-reading the whole buffer per chunk made receiving a
+    GPT-3 8x96 frontier (71 MB) take longer than the cell's time limit.
     """
 
     def __init__(self, fd: int) -> None:
         self.fd, self.eof = fd, False
         self.lines: list[bytes] = []
-        self._buf = bytearray()
-        self._line_start = 0
-
-    def text(self) -> bytes:
-        """Everything received so far."""
-        return bytes(self._buf)
+        self._partial = bytearray()
 
     def until(self, deadline: float | None, done: Any) -> bool:
         """Read until ``done(self)`` or EOF (``True``) or ``deadline`` (``False``)."""
@@ -584,19 +579,21 @@ class _Lines:
         return True
 
     def _add(self, chunk: bytes) -> None:
-        pos = len(self._buf)
-        self._buf += chunk
-        pos = self._buf.find(b"\n", pos)
+        start = 0
+        pos = chunk.find(b"\n")
         while pos != -1:
-            self.lines.append(bytes(self._buf[self._line_start : pos]))
-            self._line_start = pos + 1
-            pos = self._buf.find(b"\n", self._line_start)
+            self._partial += chunk[start:pos]
+            self.lines.append(bytes(self._partial))
+            self._partial.clear()
+            start = pos + 1
+            pos = chunk.find(b"\n", start)
+        self._partial += chunk[start:]
 
 
-def _decode(out: bytes, spec: dict[str, Any], wall: float, log: str) -> dict[str, Any]:
-    lines = out.decode(errors="replace").splitlines()
-    payload = next((json.loads(x) for x in lines if x.startswith("{")), None)
-    codes = [int(x.split()[1]) for x in lines if x.startswith("exit ")]
+def _decode(lines: list[bytes], spec: dict[str, Any], wall: float, log: str) -> dict[str, Any]:
+    """The cell's record from the complete lines it sent (``ready``, payload, ``exit``)."""
+    payload = next((json.loads(x) for x in lines if x.startswith(b"{")), None)
+    codes = [int(x.split()[1]) for x in lines if x.startswith(b"exit ")]
     if payload is None:
         code = codes[0] if codes else None
         msg = _cells._crash_message(code, log)

@@ -26,6 +26,7 @@ previous basis.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import time
@@ -285,17 +286,18 @@ class BoundCurve:
         """:meth:`energy_bound` at every deadline of ``deadlines_s`` (all at least the
         fastest makespan), bit for bit: the same floating-point operations, vectorized."""
         T = np.asarray(deadlines_s, dtype=float)
-        offsets, slopes = self.lines()
+        offsets, slopes = self.lines
         clipped = np.minimum(T, self.cheapest_makespan_s)
         eff = (offsets[None, :] + slopes[None, :] * clipped[:, None]).max(axis=1)
         return eff + self.blocking_w_per_s * T
 
+    @functools.cached_property
     def lines(self) -> tuple[np.ndarray, np.ndarray]:
-        """The tangents' offsets and slopes as arrays."""
-        return (
-            np.array([tg.offset for tg in self.tangents], dtype=float),
-            np.array([tg.slope for tg in self.tangents], dtype=float),
-        )
+        """The tangents' offsets and slopes as arrays (built once per curve, read-only)."""
+        offsets = np.array([tg.offset for tg in self.tangents], dtype=float)
+        slopes = np.array([tg.slope for tg in self.tangents], dtype=float)
+        offsets.flags.writeable = slopes.flags.writeable = False
+        return offsets, slopes
 
 
 def bound_curve(
@@ -426,7 +428,7 @@ def curve_breakpoints(curve: BoundCurve) -> list[float]:
     not every pairwise crossing.
     """
     lo, hi = curve.fastest_makespan_s, curve.cheapest_makespan_s
-    offsets, slopes = curve.lines()
+    offsets, slopes = curve.lines
     env = upper_envelope(offsets, slopes)
     points = {lo, hi}
     for a, b in itertools.pairwise(env):
@@ -461,7 +463,7 @@ def least_energy_bound(curve: BoundCurve) -> tuple[float, float]:
 
 def _active_crossings(curve: BoundCurve, T: float) -> np.ndarray:
     """Pairwise crossings in the range of the tangents within rounding of the maximum at ``T``."""
-    offsets, slopes = curve.lines()
+    offsets, slopes = curve.lines
     at = offsets + slopes * min(T, curve.cheapest_makespan_s)
     scale = float(np.max(np.abs(offsets) + np.abs(slopes) * T))
     active = np.flatnonzero(at >= at.max() - 64 * np.finfo(float).eps * scale)

@@ -103,7 +103,7 @@ def test_envelope_minimum_is_the_pairwise_minimum(curve):
 
 @given(curves())
 def test_envelope_is_the_maximum_of_all_tangents(curve):
-    offsets, slopes = curve.lines()
+    offsets, slopes = curve.lines
     env = upper_envelope(offsets, slopes)
     assert list(slopes[env]) == sorted(set(slopes[env]))  # strictly increasing slopes
     points = np.array([*_pairwise_breakpoints(curve), -1e3, 1e3])
