@@ -200,13 +200,9 @@ class HullRelaxation:
         # HiGHS' clock counts from this object's first run, so the limit is offset by it.
         limit = math.inf if time_limit is None else self.highs.getRunTime() + max(time_limit, 0.01)
         self.highs.setOptionValue("time_limit", limit)
-        self.highs.run()
-        if self.highs.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
-            raise LpTimeLimit(f"hull relaxation LP stopped at its {time_limit:.3g} s limit")
-        if self.highs.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        if not self._run(time_limit):
             self.highs.clearSolver()  # retry from scratch once
-            self.highs.run()
-            if self.highs.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            if not self._run(time_limit):
                 return None
         sol = self.highs.getSolution()
         y = np.asarray(sol.row_dual, dtype=float)
@@ -215,6 +211,15 @@ class HullRelaxation:
         lp_value = float(self.highs.getInfo().objective_function_value) * eu
         offset, slope = self._weak_dual(y)
         return Tangent(T, offset * eu, slope * eu / tu, lp_value), x[: self.n] * tu
+
+    def _run(self, time_limit: float | None) -> bool:
+        """Run HiGHS: whether it solved the LP; :class:`LpTimeLimit` when its time ran out
+        (the retry from scratch included: running out is no proof of infeasibility)."""
+        self.highs.run()
+        status = self.highs.getModelStatus()
+        if status == highspy.HighsModelStatus.kTimeLimit:
+            raise LpTimeLimit(f"hull relaxation LP stopped at its {time_limit:.3g} s limit")
+        return status == highspy.HighsModelStatus.kOptimal
 
     def _weak_dual(self, y: np.ndarray) -> tuple[float, float]:
         """Eq. PEM-R6: the Lagrangian bound of multipliers ``y`` as ``offset + slope T``.

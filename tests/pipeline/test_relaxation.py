@@ -178,3 +178,31 @@ def test_polished_crawl_frontier_is_never_worse():
         q = best_at(inst, polished.frontier, p.deadline_s)
         assert q.objective + pbs * (p.deadline_s - q.deadline_s) <= p.objective * (1 + 1e-12)
     assert polished.objective <= plain.objective
+
+
+class _StatusSequence:
+    """A HiGHS object whose runs end with the given statuses, in turn (else it is the real one)."""
+
+    def __init__(self, highs, statuses):
+        self._highs, self._statuses = highs, list(statuses)
+
+    def getModelStatus(self):
+        return self._statuses.pop(0)
+
+    def __getattr__(self, name):
+        return getattr(self._highs, name)
+
+
+def test_a_retry_that_runs_out_of_time_is_a_time_limit_not_infeasibility():
+    import highspy
+
+    from energyopt.pipeline.relaxation import HullRelaxation, LpTimeLimit
+
+    inst = synthetic_instance(2, 3, 4, seed=0)
+    relax = HullRelaxation(inst)
+    status = highspy.HighsModelStatus
+    relax.highs = _StatusSequence(relax.highs, [status.kNotset, status.kTimeLimit])
+    with pytest.raises(LpTimeLimit):
+        relax.solve(relax.cheapest_makespan_s, time_limit=10.0)
+    relax.highs = _StatusSequence(relax.highs._highs, [status.kNotset, status.kInfeasible])
+    assert relax.solve(relax.cheapest_makespan_s, time_limit=10.0) is None
