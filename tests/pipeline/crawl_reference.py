@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from energyopt.pipeline.clockfit import ClockFitter
+from energyopt.pipeline.dag import CompactDag
 from energyopt.pipeline.hullpath import HullPath
 
 
@@ -79,3 +80,12 @@ def random_positions(fitter: ClockFitter, rng: np.random.Generator, plans: int) 
     """Random Pareto positions (computations x ``plans``) for the fitter's tables."""
     sizes = np.asarray([len(fitter.times[k]) for k in fitter.table_of])
     return (rng.random((fitter.n, plans)) * sizes[:, None]).astype(np.int64)
+
+
+def plain_starts(dag: CompactDag, t: np.ndarray) -> np.ndarray:
+    """Earliest starts of every plan (computations x plans), node by node."""
+    es = np.zeros_like(t)
+    for v in dag.order:
+        for p in dag.preds[v]:
+            es[v] = np.maximum(es[v], es[p] + t[p])
+    return es

@@ -343,10 +343,7 @@ def _plain_relax(fitter: ClockFitter, dag: CompactDag, pos: np.ndarray, T: np.nd
     times = [fitter.times[k] for k in fitter.table_of]
     pos = pos.copy()
     t = np.asarray([times[v][pos[v]] for v in range(n)])
-    es, fin = np.zeros((n, P)), np.zeros((n, P))
-    for v in dag.order:
-        es[v] = np.max([fin[p] for p in dag.preds[v]] + [np.zeros(P)], axis=0)
-        fin[v] = es[v] + t[v]
+    es = ref.plain_starts(dag, t)
     start = _backward_fit(dag, times, pos, t, es, T)
     lf = np.empty((n, P))
     for v in reversed(dag.order):

@@ -22,15 +22,6 @@ INSTANCES = [
 ]
 
 
-def _plain_starts(dag: CompactDag, t: np.ndarray) -> np.ndarray:
-    """Earliest starts of every plan (computations x plans), node by node."""
-    es = np.zeros_like(t)
-    for v in dag.order:
-        for p in dag.preds[v]:
-            es[v] = np.maximum(es[v], es[p] + t[p])
-    return es
-
-
 @pytest.mark.parametrize("inst", INSTANCES)
 def test_relax_with_known_starts_matches_recomputed(inst):
     dag = CompactDag(inst)
@@ -38,7 +29,7 @@ def test_relax_with_known_starts_matches_recomputed(inst):
     rng = np.random.default_rng(0)
     pos = ref.random_positions(fitter, rng, 9)
     t = ref.times_of(fitter, pos)
-    es = _plain_starts(dag, t)
+    es = ref.plain_starts(dag, t)
     T = (es + t).max(axis=0) * rng.uniform(1.0, 1.3, 9)
     fresh = ref.relax(fitter, pos.copy(), T, passes=3)
     known = ref.relax(fitter, pos.copy(), T, passes=3, t=t.copy(), es=es)
