@@ -37,11 +37,23 @@ import numpy as np
 from energyopt.core.gap import gap
 from energyopt.core.highslp import csc_rows, highs_lp, quiet_highs
 from energyopt.core.result import FrontierPoint
+from energyopt.pipeline.evaluator import DEADLINE_RTOL
 from energyopt.pipeline.instance import PemInstance
 
 #: Relative distance between the LP value and the tangents at which the sandwich
 #: refinement of :func:`bound_curve` stops on an interval.
 CURVE_RTOL = 1e-6
+
+
+def accepted_makespan(deadline_s: float) -> float:
+    """The longest makespan the evaluator accepts at ``deadline_s``: ``T (1 + DEADLINE_RTOL)``.
+
+    Every bound at a deadline is taken there (the relaxation's ``L`` at this makespan),
+    so that it holds for every plan the evaluator accepts, not only those finishing by
+    ``T`` itself (``../shared/repro/pem-bound-tolerance.json``: at its fastest makespan a
+    bound taken at ``T`` was 83.62 J while an accepted plan costs 68.36 J).
+    """
+    return deadline_s * (1 + DEADLINE_RTOL)
 
 
 def lower_hull(times: np.ndarray, costs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -262,8 +274,10 @@ def _highs_lp(cost, lo, hi, row_lower, matrix) -> highspy.Highs:
 class BoundCurve:
     """A proven lower bound on the energy of a PEM instance at every deadline.
 
-    ``energy_bound(T)`` is ``max_k tangent_k(T) + P_b S T`` (Eqs. PEM-R6, PEM-R7);
-    it is ``None`` below the fastest makespan, where no plan exists.
+    ``energy_bound(T)`` is ``max_k tangent_k(T') + P_b S T`` with ``T' = T (1 +
+    DEADLINE_RTOL)`` (Eqs. PEM-R6, PEM-R7): it bounds every plan the evaluator accepts at
+    ``T`` (:func:`accepted_makespan`); it is ``None`` where no plan is accepted.
+    :meth:`makespan_bounds` bounds a plan counted at its own makespan (no deadline).
     """
 
     tangents: tuple[Tangent, ...]
@@ -275,15 +289,16 @@ class BoundCurve:
     runtime_s: float
 
     def effective_bound(self, deadline_s: float) -> float | None:
-        """Lower bound on the least effective energy of any plan with makespan <= T."""
-        if deadline_s < self.fastest_makespan_s * (1 - 1e-12) - 1e-15:
+        """Lower bound on the least effective energy of any plan accepted at ``deadline_s``."""
+        T = accepted_makespan(deadline_s)
+        if T < self.fastest_makespan_s * (1 - 1e-12) - 1e-15:
             return None
         # L is nonincreasing: past the cheapest makespan it is constant.
-        T = min(deadline_s, self.cheapest_makespan_s)
+        T = min(T, self.cheapest_makespan_s)
         return max(tg(T) for tg in self.tangents)
 
     def energy_bound(self, deadline_s: float) -> float | None:
-        """Lower bound on the energy (Perseus Eq. 4) of any plan meeting ``deadline_s``."""
+        """Lower bound on the energy (Perseus Eq. 4) of any plan accepted at ``deadline_s``."""
         eff = self.effective_bound(deadline_s)
         return None if eff is None else eff + self.blocking_w_per_s * deadline_s
 
@@ -291,10 +306,18 @@ class BoundCurve:
         """:meth:`energy_bound` at every deadline of ``deadlines_s`` (all at least the
         fastest makespan), bit for bit: the same floating-point operations, vectorized."""
         T = np.asarray(deadlines_s, dtype=float)
+        return self._envelope(T * (1 + DEADLINE_RTOL)) + self.blocking_w_per_s * T
+
+    def makespan_bounds(self, makespans_s: np.ndarray) -> np.ndarray:
+        """Lower bounds on the energy of plans counted at their own makespan (no deadline):
+        ``L(m) + P_b S m``, no tolerance, for makespans at least the fastest one."""
+        m = np.asarray(makespans_s, dtype=float)
+        return self._envelope(m) + self.blocking_w_per_s * m
+
+    def _envelope(self, T: np.ndarray) -> np.ndarray:
         offsets, slopes = self.lines
         clipped = np.minimum(T, self.cheapest_makespan_s)
-        eff = (offsets[None, :] + slopes[None, :] * clipped[:, None]).max(axis=1)
-        return eff + self.blocking_w_per_s * T
+        return (offsets[None, :] + slopes[None, :] * clipped[:, None]).max(axis=1)
 
     @functools.cached_property
     def lines(self) -> tuple[np.ndarray, np.ndarray]:
@@ -386,10 +409,11 @@ def relaxation_bound(instance: PemInstance, deadline_s: float | None = ...) -> f
         deadline_s = instance.deadline_s
     relax = HullRelaxation(instance)
     if deadline_s is not None:
-        got = relax.solve(deadline_s)
+        T = accepted_makespan(deadline_s)
+        got = relax.solve(T)
         if got is None:
             return None
-        return got[0](max(deadline_s, relax.fastest_makespan_s)) + (
+        return got[0](max(T, relax.fastest_makespan_s)) + (
             instance.p_blocking_w * instance.num_stages * deadline_s
         )
     curve = bound_curve(instance, relaxation=relax)
@@ -458,10 +482,10 @@ def least_energy_bound(curve: BoundCurve) -> tuple[float, float]:
     the bound is the same up to rounding there and ``T`` is the piece's left end.
     """
     points = np.array(curve_breakpoints(curve))
-    values = curve.energy_bounds(points)
+    values = curve.makespan_bounds(points)
     best = int(np.lexsort((points, values))[0])
     points = np.concatenate([points, _active_crossings(curve, float(points[best]))])
-    values = np.concatenate([values, curve.energy_bounds(points[len(values) :])])
+    values = np.concatenate([values, curve.makespan_bounds(points[len(values) :])])
     best = int(np.lexsort((points, values))[0])
     return float(points[best]), float(values[best])
 

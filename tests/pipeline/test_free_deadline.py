@@ -46,9 +46,14 @@ def _pairwise_breakpoints(curve: BoundCurve) -> list[float]:
 
 
 def _brute_force_minimum(curve: BoundCurve) -> tuple[float, float]:
-    """The earlier ``best_free_deadline`` on a curve: ``min((v, T))`` over every crossing."""
-    bound, T = min((curve.energy_bound(T), T) for T in _pairwise_breakpoints(curve))
+    """The earlier ``best_free_deadline`` on a curve: ``min((v, T))`` over every crossing
+    (of the bound on a plan counted at its own makespan: no deadline, no tolerance)."""
+    bound, T = min((_at(curve, T), T) for T in _pairwise_breakpoints(curve))
     return T, bound
+
+
+def _at(curve: BoundCurve, makespan_s: float) -> float:
+    return float(curve.makespan_bounds(np.array([makespan_s]))[0])
 
 
 # Small integers make parallel and coincident tangents and exact ties likely; floats
@@ -92,7 +97,7 @@ def kinks(draw) -> BoundCurve:
 def test_envelope_minimum_is_the_pairwise_minimum(curve):
     T, bound = least_energy_bound(curve)
     T_ref, bound_ref = _brute_force_minimum(curve)
-    assert bound == curve.energy_bound(T)
+    assert bound == _at(curve, T)
     if any(tg.slope == -curve.blocking_w_per_s for tg in curve.tangents):
         # A piece of slope exactly -P_b S can be a flat minimum: every point of it ties in
         # exact arithmetic, and rounding decided which one the pairwise minimum took.
