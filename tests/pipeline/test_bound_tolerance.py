@@ -36,8 +36,9 @@ def test_bounds_at_the_fastest_makespan_hold_for_accepted_plans():
     opt, choice = _least_accepted_energy(inst, T_FAST)
     # The audit's plan is accepted (makespan 0.11067491207, 9e-10 relative above T) at
     # 68.36 J; bounds taken at T itself gave 83.62 J.
-    assert evaluate(inst, (1, 0, 0, 1, 0), T_FAST).feasible
-    assert opt <= evaluate(inst, (1, 0, 0, 1, 0), T_FAST).energy_j == pytest.approx(68.3554, abs=1e-3)
+    audit = evaluate(inst, (1, 0, 0, 1, 0), T_FAST)
+    assert audit.feasible
+    assert opt <= audit.energy_j == pytest.approx(68.3554, abs=1e-3)
     curve = bound_curve(inst)
     assert curve.energy_bound(T_FAST) <= opt
     assert curve.energy_bounds([T_FAST])[0] <= opt
