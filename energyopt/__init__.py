@@ -4,6 +4,7 @@ One entry point::
 
     import energyopt
     result = energyopt.solve(instance, method="highs", time_limit=60)
+    table = energyopt.compare(instance, ["highs", "perseus"], time_limit=60)
 
 Families: ``energyopt.pipeline`` (PEM: Perseus, EnvPipe, Zeus baselines),
 ``energyopt.capacity`` (ANDREAS), ``energyopt.powercap`` (PowerFlow),
@@ -22,6 +23,7 @@ from energyopt.core import (
     methods,
     solve,
 )
+from energyopt.core.compare import compare
 from energyopt.core.simulation import simulate
 
 __version__ = "0.1.0"
@@ -33,6 +35,7 @@ __all__ = [
     "SolutionStatus",
     "TerminationReason",
     "__version__",
+    "compare",
     "gap",
     "get_method",
     "load_instance",

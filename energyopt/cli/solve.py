@@ -44,7 +44,16 @@ def register(sub: Any) -> None:
         action="store_true",
         help="show the solver's log (HiGHS/Pyomo tee, CP-SAT search progress)",
     )
-    p.add_argument("--json", action="store_true", help="print results as JSON lines")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print results as JSON lines (a frontier as its summary, see --full-frontier)",
+    )
+    p.add_argument(
+        "--full-frontier",
+        action="store_true",
+        help="with --json: every frontier point with its plan (can be tens of MB)",
+    )
     p.set_defaults(func=_solve)
 
     p = sub.add_parser(
@@ -91,9 +100,9 @@ def _time_left(time_limit: float | None, since: float) -> float | None:
 
 def _solve(args: argparse.Namespace) -> int:
     from energyopt.cli.options import parse_options
+    from energyopt.core.compare import cross_bounded
     from energyopt.core.instance import load_instance
     from energyopt.core.registry import get_method, solve
-    from energyopt.core.table import result_table
 
     instance = load_instance(args.instance)
     if args.deadline is not None:
@@ -117,16 +126,63 @@ def _solve(args: argparse.Namespace) -> int:
         since = _cli.STARTED if not results else time.perf_counter()
         limit = _time_left(args.time_limit, since)
         results.append(solve(instance, name, time_limit=limit, seed=args.seed, **opts))
+    # Every method against the best bound of the call; frontiers get a bound per point
+    # (the bound curve is computed once, within the time limit when one is given).
+    results = cross_bounded(instance, results, time_limit=args.time_limit)
     if args.json:
         for r in results:
-            print(r.to_json())
+            print(json.dumps(r.to_dict(full_frontier=args.full_frontier)))
     else:
         print(f"instance {args.instance} ({instance.family}, id {instance.instance_id})")
-        print(result_table(results))
+        print(comparison_table(results))
+        if any(r.frontier for r in results):
+            print()
+            print(frontier_table(results))
         for r in results:
             if r.message:
                 print(f"{r.method}: {r.message}")
     return 0 if all(r.termination.value != "error" for r in results) else 1
+
+
+def _pct(x: float | None) -> str | None:
+    return None if x is None else f"{100 * x:.4f}%"
+
+
+def comparison_table(results: list[Any]) -> str:
+    """One row per method: its own bound and gap, and its gap to the best bound of the call."""
+    from energyopt.core.table import format_table
+
+    rows = [
+        [
+            r.method, r.termination.value, r.status.value, r.objective, r.bound, _pct(r.gap),
+            r.extra.get("best_bound"), r.extra.get("proven_by"),
+            _pct(r.extra.get("gap_to_best_bound")), f"{r.runtime_s:.3f}",
+            f"{r.solver} {r.solver_version}".strip(),
+        ]
+        for r in results
+    ]  # fmt: skip
+    head = ["method", "termination", "status", "objective", "bound", "gap", "best bound",
+            "proven by", "gap to best", "runtime_s", "solver"]  # fmt: skip
+    return format_table(head, rows)
+
+
+def frontier_table(results: list[Any]) -> str:
+    """The frontier summary of each frontier result (:mod:`energyopt.core.frontiergap`)."""
+    from energyopt.core.frontiergap import SHARE_LEVELS, share_key
+    from energyopt.core.table import format_table
+
+    shares = [share_key(x) for x in SHARE_LEVELS]
+    rows = []
+    for r in results:
+        s = r.frontier_summary
+        if s is None:
+            continue
+        rows.append([r.method, s["points"], s["points_with_bound"], s["below_bound"],
+                     _pct(s["gap_max"]), _pct(s["gap_mean"]), _pct(s["gap_median"]),
+                     *(_pct(s.get(k)) for k in shares), s.get("area_ratio")])  # fmt: skip
+    head = ["frontier of", "points", "with bound", "below bound", "gap max", "gap mean",
+            "gap median", *(f"time {k.replace('_', ' ')}" for k in shares), "area ratio"]  # fmt: skip
+    return format_table(head, rows)
 
 
 def with_switches(

@@ -50,6 +50,11 @@ class FamilyHooks:
         points give at that time (``inf`` when none meets it). ``None`` otherwise.
     frontier_time_name
         What a frontier point's time is (axis label).
+    frontier_bounds
+        ``frontier_bounds(instance, times, references, time_limit) -> array``: the best
+        proven lower bound on the objective at each time (``NaN`` where none), for
+        families with frontiers; ``references`` are proven exact frontiers of the
+        instance (:mod:`energyopt.core.frontiergap`). ``None`` otherwise.
     plots
         Names of the :mod:`energyopt.plot` functions that apply to this family's
         results besides the generic ones (gap distribution, performance profiles,
@@ -69,6 +74,7 @@ class FamilyHooks:
     display_name: Callable[[Any], str] = default_display_name
     frontier_objective_at: Callable[[Any, Sequence[FrontierPoint], float], float] | None = None
     frontier_time_name: str = "time"
+    frontier_bounds: Callable[..., Any] | None = None
     plots: tuple[str, ...] = ()
     simulate: Callable[..., Any] | None = None
 

@@ -130,8 +130,43 @@ class Result:
     def has_solution(self) -> bool:
         return self.status in (SolutionStatus.OPTIMAL, SolutionStatus.FEASIBLE)
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary (solutions through their ``to_dict`` when they have one)."""
+    @property
+    def frontier_summary(self) -> dict[str, Any] | None:
+        """The frontier against its bounds (``None`` without a frontier).
+
+        The full summary (:func:`energyopt.core.frontiergap.frontier_summary`: gaps over
+        the points, shares of the time range within 0.1/0.5/1 %, area ratio) once the
+        frontier was bounded (``energyopt.compare``, ``energyopt solve``, the bench
+        report); otherwise the gaps over the points from the bounds they carry.
+        """
+        if not self.frontier:
+            return None
+        stored = self.extra.get("frontier_summary")
+        if isinstance(stored, Mapping):
+            return dict(stored)
+        gaps = [g for g in (gap(p.objective, p.bound) for p in self.frontier) if g is not None]
+        return {
+            "points": len(self.frontier),
+            "points_with_bound": sum(1 for p in self.frontier if p.bound is not None),
+            "below_bound": sum(1 for g in gaps if g < 0),
+            "gap_max": max(gaps) if gaps else None,
+            "gap_mean": math.fsum(gaps) / len(gaps) if gaps else None,
+            "gap_median": _median(gaps),
+        }
+
+    def to_dict(self, *, full_frontier: bool = True) -> dict[str, Any]:
+        """A JSON-ready dictionary (solutions through their ``to_dict`` when they have one).
+
+        ``full_frontier=False``: the frontier as ``frontier_points`` (a count) and
+        ``frontier_summary`` instead of every point and its plan (a Perseus frontier of
+        GPT-3 8x96 is 73 MB of JSON); :meth:`from_dict` reads it with no frontier.
+        """
+        if not full_frontier:
+            out = self.to_dict_without_frontier()
+            out["extra"].pop("frontier_summary", None)
+            out["frontier_points"] = len(self.frontier)
+            out["frontier_summary"] = _jsonable(self.frontier_summary)
+            return out
         return {
             "family": self.family,
             "instance_id": self.instance_id,
@@ -161,6 +196,10 @@ class Result:
             "message": self.message,
             "extra": _jsonable(self.extra),
         }
+
+    def to_dict_without_frontier(self) -> dict[str, Any]:
+        """:meth:`to_dict` with an empty ``frontier`` (no point is converted)."""
+        return dataclasses.replace(self, frontier=()).to_dict()
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **kwargs)
@@ -260,6 +299,14 @@ def _opt_float(x: Any) -> float | None:
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise TypeError(f"expected a number, got {x!r}")
     return float(x)
+
+
+def _median(xs: list[float]) -> float | None:
+    if not xs:
+        return None
+    s = sorted(xs)
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else 0.5 * (s[mid - 1] + s[mid])
 
 
 def _nan(x: float | None) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from energyopt.core.family import FamilyHooks
 from energyopt.core.scoring import Tolerance
 from energyopt.pipeline.evaluator import PemEvaluation, PemSolution, evaluate
+from energyopt.pipeline.frontierbounds import frontier_bounds
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.paretoset import energy_at
 
@@ -22,5 +23,6 @@ HOOKS = FamilyHooks(
     tolerance=Tolerance(rtol=1e-6, atol=1e-6, unit="J"),
     frontier_objective_at=energy_at,
     frontier_time_name="iteration time",
+    frontier_bounds=frontier_bounds,
     plots=("frontier", "profile_curves"),
 )

@@ -1,0 +1,113 @@
+"""A proven lower bound at every iteration time, for every frontier of a PEM instance.
+
+The best bound available at an iteration time ``T`` (a deadline: every plan the
+evaluator accepts there, makespan up to ``T (1 + DEADLINE_RTOL)``) is the larger of
+
+- the exact frontier's bound, where one was computed for the instance (a proven
+  ``exact-frontier`` result, in the same call or the same store): each of its points is
+  an exact solve at a deadline ``d_j``, and its bound ``B_j`` (moved to the point's
+  makespan ``m_j``) bounds the effective energy ``C`` of every plan accepted at ``d_j``
+  by ``B_j - P_b S m_j``; ``L`` falls with the deadline, so at every ``T <= d_j`` the
+  energy is at least ``B_j - P_b S m_j + P_b S T`` (:func:`exact_frontier_bounds`);
+- the hull relaxation's bound curve (Eq. PEM-R7, :func:`~energyopt.pipeline.relaxation.
+  bound_curve`), computed once per instance in a process and shared by every method's
+  frontier (:func:`instance_curve`).
+
+A per-point bound that a method gave itself (an exact solve at that deadline) is kept
+where it is larger (:func:`energyopt.core.frontiergap.bounded_frontier`).
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Sequence
+
+import numpy as np
+
+from energyopt.core.result import FrontierPoint
+from energyopt.pipeline.evaluator import DEADLINE_RTOL
+from energyopt.pipeline.instance import PemInstance
+from energyopt.pipeline.relaxation import BoundCurve, LpTimeLimit, accepted_makespan, bound_curve
+
+#: Bound curves kept per process, by instance id (a curve of GPT-3 8x96 holds a few
+#: hundred tangents: small; computing it takes seconds).
+CACHE_SIZE = 16
+_CURVES: collections.OrderedDict[str, BoundCurve] = collections.OrderedDict()
+
+
+def instance_curve(instance: PemInstance, time_limit: float | None = None) -> BoundCurve | None:
+    """The hull relaxation's bound curve of ``instance``, computed once per process.
+
+    A curve stopped by ``time_limit`` is still a valid (looser) bound and is kept;
+    ``None`` when not even its first LP finished in time.
+    """
+    key = instance.instance_id
+    curve = _CURVES.get(key)
+    if curve is None:
+        try:
+            curve = bound_curve(instance, time_limit=time_limit)
+        except LpTimeLimit:
+            return None
+        if not curve.tangents:
+            return None
+        _CURVES[key] = curve
+        while len(_CURVES) > CACHE_SIZE:
+            _CURVES.popitem(last=False)
+    else:
+        _CURVES.move_to_end(key)
+    return curve
+
+
+def exact_frontier_bounds(
+    instance: PemInstance, points: Sequence[FrontierPoint], times_s: np.ndarray
+) -> np.ndarray:
+    """Bounds at ``times_s`` from a proven exact frontier's points (module docstring);
+    ``NaN`` where none of its points covers the time.
+
+    The sweep (:func:`energyopt.pipeline.frontier.exact_frontier`) solves next at
+    ``m (1 - 2 DEADLINE_RTOL)`` below each breakpoint ``m``, so a point's solve deadline
+    is that of the next slower point's makespan (at least its own makespan over
+    ``1 + DEADLINE_RTOL``); the slowest point is the least-effective-energy plan, whose
+    effective-energy bound holds at every time.
+    """
+    pbs = instance.p_blocking_w * instance.num_stages
+    times = np.asarray(times_s, dtype=float)
+    out = np.full(len(times), -np.inf)
+    ordered = sorted(points, key=lambda p: p.makespan_s)
+    for k, p in enumerate(ordered):
+        if p.bound is None:
+            continue
+        if k + 1 < len(ordered):
+            slower = ordered[k + 1].makespan_s * (1 - 2 * DEADLINE_RTOL)
+            reach = max(p.makespan_s / (1 + DEADLINE_RTOL), slower)
+        else:
+            reach = np.inf
+        covered = times <= reach
+        out[covered] = np.maximum(out[covered], p.bound - pbs * p.makespan_s + pbs * times[covered])
+    out[~np.isfinite(out)] = np.nan
+    return out
+
+
+def frontier_bounds(
+    instance: PemInstance,
+    times_s: np.ndarray,
+    references: Sequence[Sequence[FrontierPoint]] = (),
+    time_limit: float | None = None,
+) -> np.ndarray:
+    """The best proven lower bound on the energy at each iteration time (``NaN``: none).
+
+    ``references`` are proven exact frontiers of the instance; the bound curve is
+    :func:`instance_curve`'s. Below the fastest makespan no plan exists (a point there
+    is contradicted by :mod:`energyopt.bench.frontiers`): ``NaN``.
+    """
+    times = np.asarray(times_s, dtype=float)
+    out = np.full(len(times), np.nan)
+    curve = instance_curve(instance, time_limit=time_limit)
+    if curve is not None and len(times):
+        fast = curve.fastest_makespan_s * (1 - 1e-12) - 1e-15
+        ok = accepted_makespan(times) >= fast
+        out[ok] = curve.energy_bounds(times[ok])
+    for ref in references:
+        exact = exact_frontier_bounds(instance, ref, times)
+        out = np.fmax(out, exact)
+    return out
