@@ -22,6 +22,7 @@ _EXPORTS = {
     "run_bench": "runner",
     "ResultsStore": "store",
     "StoreError": "store",
+    "read_frontiers": "frames",
     "read_results": "frames",
 }
 

@@ -13,11 +13,16 @@ frontier's fastest is infeasible or the frontier missed it.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 from typing import Any
 
+import numpy as np
+
 from energyopt.bench.store import ResultsStore
 from energyopt.core.family import FamilyHooks
+from energyopt.core.frontiergap import bounded_frontier
 from energyopt.core.instance import load_instance
 from energyopt.core.registry import family_hooks, methods
 from energyopt.core.result import FrontierPoint, Result
@@ -104,3 +109,144 @@ def _below(
                 f"exact frontier of {ref_label} ({best!r} {unit} at that time)"
             )
     return lines
+
+
+# -- a proven bound at every stored frontier point ---------------------------------------
+
+
+@dataclasses.dataclass
+class InstanceFrontiers:
+    """The stored frontiers of one instance, bounded, and its bound on a time grid."""
+
+    family: str
+    instance_id: str
+    name: str
+    frontiers: list[tuple[str, Result]]
+    """(cell key, the cell's result with a bound at every point and its summary)."""
+    grid_s: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    grid_bound: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    """The best proven bound at ``grid_s`` (``NaN``: none), shaded in the plots."""
+    instance: Any = None
+    """The instance (``None`` when the store's copy is not readable)."""
+
+    def curves(self) -> list[tuple[Result, np.ndarray]]:
+        """Each frontier's objective at ``grid_s`` (the family's ``frontier_objective_at``:
+        between points a frontier is not a straight line), ``inf`` where none meets it."""
+        if self.instance is None:
+            return []
+        at = family_hooks(self.family).frontier_objective_at
+        return [
+            (r, np.array([at(self.instance, r.frontier, float(t)) for t in self.grid_s]))
+            for _, r in self.frontiers
+        ]
+
+
+@dataclasses.dataclass
+class StoreFrontiers:
+    """Every stored frontier, bounded (:func:`store_frontiers`)."""
+
+    instances: list[InstanceFrontiers]
+    problems: list[str]
+    """One line per stored result that is not a readable frontier (skipped)."""
+
+
+#: Times of the bound shaded under the frontiers in the plots, per instance.
+PLOT_GRID = 200
+
+
+def store_frontiers(store: ResultsStore, time_limit: float | None = None) -> StoreFrontiers:
+    """Every stored frontier with the best proven bound at each point.
+
+    Per instance, the family's ``frontier_bounds`` hook gives the bound (for PEM: the
+    hull relaxation's bound curve, computed once per instance here, and the stored
+    proven exact frontiers of the instance, :mod:`energyopt.pipeline.frontierbounds`);
+    a point keeps its own bound where that is larger. ``time_limit`` bounds each
+    instance's bound curve (a curve stopped early is looser, still valid).
+    """
+    by_instance, problems = _readable_frontiers(store)
+    out = []
+    for (family, iid), cells in sorted(by_instance.items()):
+        hooks = family_hooks(family)
+        text = store.instance_json(iid)
+        instance = None if text is None else _instance(text, problems, iid)
+        name = iid[:8] if instance is None else hooks.display_name(instance)
+        item = InstanceFrontiers(family, iid, name, cells, instance=instance)
+        if instance is not None and hooks.frontier_bounds is not None:
+            registered = methods(family)
+            refs = [
+                r.frontier for _, r in cells
+                if getattr(registered.get(r.method), "exact", False)
+            ]  # fmt: skip
+            item.frontiers = [
+                (key, bounded_frontier(r, instance, hooks, refs, time_limit)) for key, r in cells
+            ]
+            lo = min(p.makespan_s for _, r in cells for p in r.frontier)
+            hi = max(p.makespan_s for _, r in cells for p in r.frontier)
+            item.grid_s = np.linspace(lo, hi, PLOT_GRID) if hi > lo else np.array([lo])
+            item.grid_bound = hooks.frontier_bounds(instance, item.grid_s, refs, time_limit)
+        out.append(item)
+    return StoreFrontiers(out, problems)
+
+
+def _instance(text: str, problems: list[str], iid: str) -> Any:
+    try:
+        return load_instance(text)
+    except (ValueError, TypeError, KeyError) as exc:
+        problems.append(f"instance {iid}: not readable ({exc}); frontiers keep their own bounds")
+        return None
+
+
+def _readable_frontiers(
+    store: ResultsStore,
+) -> tuple[dict[tuple[str, str], list[tuple[str, Result]]], list[str]]:
+    """Stored frontier results by (family, instance id), and why any cell was skipped."""
+    out: dict[tuple[str, str], list[tuple[str, Result]]] = {}
+    problems: list[str] = []
+    cur = store._db.execute(
+        "SELECT cell_key, family, result_json FROM cells "
+        "WHERE result_json IS NOT NULL ORDER BY cell_key"
+    )
+    for key, family, text in cur:
+        try:
+            data = json.loads(text)
+        except (TypeError, ValueError, RecursionError):
+            problems.append(f"cell {key}: result_json is not JSON")
+            continue
+        if not isinstance(data, dict):
+            problems.append(f"cell {key}: result_json is a {type(data).__name__}, not an object")
+            continue
+        frontier = data.get("frontier")
+        if not frontier:
+            continue
+        if not _has_frontiers(family):
+            continue
+        why = _malformed(frontier)
+        if why:
+            problems.append(f"cell {key}: {why}")
+            continue
+        try:
+            res = Result.from_dict(data)
+        except ValueError as exc:
+            problems.append(f"cell {key}: {exc}")
+            continue
+        out.setdefault((family, res.instance_id), []).append((key, res))
+    return out, problems
+
+
+def _malformed(frontier: Any) -> str:
+    """Why a stored frontier is not a list of points with finite numbers ("" if it is)."""
+    if not isinstance(frontier, list):
+        return f"frontier is a {type(frontier).__name__}, not a list"
+    for i, p in enumerate(frontier):
+        if not isinstance(p, dict):
+            return f"frontier point {i}: a {type(p).__name__}, not an object"
+        t = p.get("makespan_s", p.get("deadline_s"))
+        for name, v in (("makespan_s", t), ("objective", p.get("objective"))):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                return f"frontier point {i}: {name} is not a finite number: {str(v)[:40]!r}"
+        b = p.get("bound")
+        if b is not None and (
+            isinstance(b, bool) or not isinstance(b, (int, float)) or not math.isfinite(b)
+        ):
+            return f"frontier point {i}: bound is not a finite number: {str(b)[:40]!r}"
+    return ""

@@ -18,9 +18,7 @@ and skipped; it never stops the report.
 from __future__ import annotations
 
 import base64
-import io
 import math
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,14 +26,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from energyopt.bench.frames import read_frontiers, read_results
+from energyopt.bench.frames import frontier_frame, read_results
+from energyopt.bench.frontiers import StoreFrontiers, store_frontiers
+from energyopt.bench.provenance import provenance
 from energyopt.bench.store import ResultsStore
+from energyopt.core.frontiergap import SHARE_LEVELS, share_key
 from energyopt.core.gap import gap
 
 #: A gap below minus this is an objective under a proven bound: a bug.
 BUG_TOL = 1e-7
-#: At most this many frontier plots per family (the first instances, by display name).
-MAX_FRONTIER_PLOTS = 24
 
 
 @dataclass
@@ -56,6 +55,11 @@ class Report:
     """Plot file name -> the family it belongs to."""
     frontier_summary: list[dict[str, Any]] = field(default_factory=list)
     """Per family and method: frontier points, how many carry a proven bound, their gaps."""
+    frontier_runs: list[dict[str, Any]] = field(default_factory=list)
+    """Per stored frontier (instance, method, seed): its summary against the bound
+    (:func:`energyopt.core.frontiergap.frontier_summary`)."""
+    provenance: list[tuple[str, str]] = field(default_factory=list)
+    """(label, value): package version, git commit, date, CPU, solvers, time limits."""
 
     @property
     def cell_frame(self) -> pd.DataFrame:
@@ -68,59 +72,10 @@ class Report:
         return pd.DataFrame(self.summary)
 
 
-def useful_bound(objective: float | None, bound: float | None) -> float | None:
-    """``bound``, or ``None`` where it proves nothing: missing, or <= 0 under a positive
-    objective (every objective here is a cost >= 0, so such a bound is trivial)."""
-    if bound is None or (isinstance(bound, float) and math.isnan(bound)):
-        return None
-    if bound <= 0 and (objective is None or math.isnan(objective) or objective > 0):
-        return None
-    return bound
-
-
-def cell_frame(store_path: str | Path) -> tuple[pd.DataFrame, list[str]]:
-    """Cells with display names, useful bounds, best bounds and gaps to the best bound.
-
-    Returns the frame and one line per cell with an unusable stored value.
-    """
-    cells = read_results(store_path)
-    problems = [
-        f"{r.family} {r.instance_name or r.instance_id} {r.method}: {r.problem} (skipped)"
-        for r in cells.itertuples()
-        if r.problem
-    ]
-    cells["instance"] = _display_names(cells)
-    cells["failed"] = (cells["outcome"] != "finished") | (cells["termination"] == "error")
-    cells["killed"] = cells["outcome"] == "killed"
-    cells["solved"] = (
-        (cells["outcome"] == "finished")
-        & cells["status"].isin(["optimal", "feasible"])
-        & cells["objective"].notna()
-    )
-    cells["useful_bound"] = [
-        _nan(useful_bound(o, b)) for o, b in zip(cells["objective"], cells["bound"])
-    ]
-    key = ["family", "instance_id"]
-    cells["best_bound"] = cells.groupby(key)["useful_bound"].transform("max")
-    best_obj = cells["objective"].where(cells["solved"])
-    cells["best_objective"] = best_obj.groupby([cells[k] for k in key]).transform("min")
-    cells["gap_to_best_bound"] = [
-        _nan(gap(o, b)) if s and not math.isnan(b) else math.nan
-        for o, b, s in zip(cells["objective"], cells["best_bound"], cells["solved"])
-    ]
-    return cells, problems
-
-
-def _nan(x: float | None) -> float:
-    return math.nan if x is None else float(x)
-
-
-def _display_names(cells: pd.DataFrame) -> pd.Series:
-    """Instance names, made unique within a family with a short id where two share one."""
-    name = cells["instance_name"].where(cells["instance_name"] != "", cells["instance_id"])
-    ids_per_name = cells.groupby(["family", name])["instance_id"].transform("nunique")
-    short = cells["instance_id"].str.slice(0, 8)
-    return name.where(ids_per_name <= 1, name + " [" + short + "]")
+def cell_frame(store_path: str | Path) -> pd.DataFrame:
+    """Deprecated: :func:`energyopt.bench.read_results` (the frame with gaps, problems in
+    ``attrs["problems"]``)."""
+    return read_results(store_path)
 
 
 def _bugs(cells: pd.DataFrame) -> list[str]:
@@ -199,16 +154,25 @@ def _plain(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
 
 
-def build_report(store_path: str | Path, *, plots: bool = True) -> Report:
-    """Read a store and compute per-cell gaps, the per family/method summary and plots."""
-    cells, problems = cell_frame(store_path)
-    frontier_points, frontier_problems = read_frontiers(store_path)
-    problems += frontier_problems
+def build_report(
+    store_path: str | Path, *, plots: bool = True, bound_time_limit: float | None = None
+) -> Report:
+    """Read a store and compute per-cell gaps, the per family/method summary and plots.
+
+    Every stored frontier point gets the best proven bound there
+    (:func:`energyopt.bench.frontiers.store_frontiers`; ``bound_time_limit`` seconds per
+    instance's bound curve).
+    """
+    cells = read_results(store_path)
+    problems = list(cells.attrs["problems"])
     with ResultsStore(store_path, read_only=True) as store:
         runs = store.runs()
         sources = store.instance_sources()
         frontier_bugs = _frontier_bugs(store, problems)
-    bugs = _bugs(cells) + frontier_bugs
+        found = store_frontiers(store, bound_time_limit)
+    frontier_points = frontier_frame(found)
+    problems += found.problems
+    bugs = _bugs(cells) + frontier_bugs + _below_bound(frontier_points)
     summary = _summary(cells)
     report = Report(
         cells=_records(cells),
@@ -218,31 +182,57 @@ def build_report(store_path: str | Path, *, plots: bool = True) -> Report:
         sources=sources,
         problems=problems,
         frontier_summary=_records(_frontier_summary(frontier_points)),
+        frontier_runs=_frontier_runs(found),
+        provenance=provenance(cells, runs),
     )
     if plots:
-        report.plots, report.plot_families = _plots(cells, frontier_points, problems)
+        from energyopt.bench.reportplots import report_plots
+
+        report.plots, report.plot_families = report_plots(cells, frontier_points, found, problems)
     return report
 
 
 def _frontier_summary(points: pd.DataFrame) -> pd.DataFrame:
-    """Per family and method: frontier points and the gaps of those with a proven bound
-    (a bound per point, e.g. the relaxation's bound curve); points without one are counted."""
+    """Per family and method: frontier points, how many carry a proven bound (the best
+    available at each point), their gaps, and points below their bound."""
     rows = []
     for (family, method), g in points.groupby(["family", "method"], sort=True):
-        gaps = [gap(e, b) for e, b in zip(g["energy_j"], g["bound_j"]) if not math.isnan(b)]
-        gaps = [x for x in gaps if x is not None]
+        gaps = g["gap"].dropna()
         rows.append(
             {
                 "family": family,
                 "method": method,
                 "instances": int(g["instance_id"].nunique()),
                 "points": len(g),
-                "no_bound": len(g) - len(gaps),
-                "median_point_gap": float(np.median(gaps)) if gaps else None,
-                "max_point_gap": max(gaps) if gaps else None,
+                "no_bound": int(g["bound_j"].isna().sum()),
+                "with_bound_share": float(g["bound_j"].notna().mean()) if len(g) else None,
+                "below_bound": int(g["below_bound"].sum()),
+                "median_point_gap": float(gaps.median()) if len(gaps) else None,
+                "max_point_gap": float(gaps.max()) if len(gaps) else None,
             }
         )
     return pd.DataFrame(rows)
+
+
+def _frontier_runs(found: StoreFrontiers) -> list[dict[str, Any]]:
+    """One row per stored frontier: its summary against the best proven bound."""
+    rows = []
+    for item in found.instances:
+        for _, res in item.frontiers:
+            s = res.frontier_summary or {}
+            rows.append({"family": item.family, "instance": item.name, "method": res.method,
+                         "seed": res.seed, **s})  # fmt: skip
+    rows.sort(key=lambda r: (r["family"], str(r["instance"]), r["method"], r["seed"] or 0))
+    return rows
+
+
+def _below_bound(points: pd.DataFrame) -> list[str]:
+    """A frontier point below its proven bound is a bug (in the method or the bound)."""
+    return [
+        f"{p.family} {p.instance}: {p.method} (seed {_seed(p.seed)}) frontier point "
+        f"({p.deadline_s!r} s, {p.energy_j!r}) below its proven bound {p.bound_j!r}"
+        for p in points[points["below_bound"]].itertuples()
+    ]
 
 
 def _frontier_bugs(store: ResultsStore, problems: list[str]) -> list[str]:
@@ -254,72 +244,6 @@ def _frontier_bugs(store: ResultsStore, problems: list[str]) -> list[str]:
         # A malformed stored result; read_frontiers has named the cell.
         problems.append(f"frontier cross-check skipped: {type(exc).__name__}: {_short(exc)}")
         return []
-
-
-# -- plots ----------------------------------------------------------------------------
-
-
-def _plots(
-    cells: pd.DataFrame, frontier_points: pd.DataFrame, problems: list[str]
-) -> tuple[dict[str, bytes], dict[str, str]]:
-    """PNG plots per family: gap distribution, performance profiles, heatmap, frontiers."""
-    try:
-        import matplotlib
-    except ImportError:
-        # Plots are optional (pip install energyopt[plot]); the tables do not need them.
-        print("energyopt report: matplotlib not installed, no plots", file=sys.stderr)
-        return {}, {}
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    import energyopt.plot as eplot
-
-    plots: dict[str, bytes] = {}
-    owner: dict[str, str] = {}
-
-    def draw(name: str, family: str, fn: Any, *args: Any, **kwargs: Any) -> None:
-        fig, ax = plt.subplots(figsize=(6, 3.8), dpi=90)
-        try:
-            fn(*args, ax=ax, **kwargs)
-            fig.tight_layout()
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", metadata={"Software": None})
-        except (ValueError, TypeError, KeyError, RuntimeError) as exc:
-            problems.append(f"plot {name} skipped: {type(exc).__name__}: {_short(exc)}")
-        else:
-            plots[name] = buf.getvalue()
-            owner[name] = family
-        finally:
-            plt.close(fig)
-
-    for fam, fc in cells.groupby("family", sort=True):
-        if fc["gap_to_best_bound"].notna().any():
-            draw(f"{fam}-gaps.png", fam, eplot.gap_distribution, fc,
-                 title=f"{fam}: gap to the best bound per cell")  # fmt: skip
-            draw(f"{fam}-gap-heatmap.png", fam, eplot.gap_heatmap, fc,
-                 title=f"{fam}: gap to the best bound (grey: none)")  # fmt: skip
-            draw(f"{fam}-profile-gap.png", fam, eplot.performance_profile, fc,
-                 "gap_to_best_bound", title=f"{fam}: performance profile of the gap")  # fmt: skip
-        timed = fc[fc["solved"]]
-        if len(timed):
-            draw(f"{fam}-profile-runtime.png", fam, eplot.performance_profile, timed,
-                 "runtime_s", title=f"{fam}: performance profile of the runtime")  # fmt: skip
-    names = cells.drop_duplicates("instance_id").set_index("instance_id")
-    for (fam, iid), pts in _first_frontiers(frontier_points, names):
-        label = names["instance"].get(iid, iid)
-        draw(f"frontier-{iid}.png", fam, eplot.frontier, pts, title=f"frontier: {label}")
-    return plots, owner
-
-
-def _first_frontiers(points: pd.DataFrame, names: pd.DataFrame) -> list[Any]:
-    if points.empty:
-        return []
-    out = []
-    for fam, fp in points.groupby("family", sort=True):
-        iids = sorted(fp["instance_id"].unique(), key=lambda i: str(names["instance"].get(i, i)))
-        for iid in iids[:MAX_FRONTIER_PLOTS]:
-            out.append(((fam, iid), fp[fp["instance_id"] == iid]))
-    return out
 
 
 # -- output ---------------------------------------------------------------------------
@@ -343,8 +267,23 @@ FRONTIER_COLUMNS = (
     ("instances", "instances"),
     ("frontier points", "points"),
     ("no bound", "no_bound"),
+    ("below bound", "below_bound"),
     ("median gap at a point", "median_point_gap"),
     ("max gap at a point", "max_point_gap"),
+)
+#: (header, key) of the frontier summary table, one row per stored frontier.
+FRONTIER_RUN_COLUMNS = (
+    ("instance", "instance"),
+    ("method", "method"),
+    ("seed", "seed"),
+    ("points", "points"),
+    ("with bound", "points_with_bound"),
+    ("below bound", "below_bound"),
+    ("max gap", "gap_max"),
+    ("mean gap", "gap_mean"),
+    ("median gap", "gap_median"),
+    *((f"time within {100 * x:g} %", share_key(x)) for x in SHARE_LEVELS),
+    ("area ratio", "area_ratio"),
 )
 SUMMARY_COLUMNS = (
     ("method", "method"),
@@ -372,10 +311,20 @@ INTRO = (
 )
 
 
+FRONTIER_INTRO = (
+    "Every frontier point is compared with the best proven lower bound at its iteration "
+    "time: the exact frontier stored for the instance where there is one, else the hull "
+    "relaxation's bound curve (computed once per instance), or the point's own bound where "
+    "larger. 'time within x %' is the share of a frontier's time range where it is within "
+    "x % of the bound; 'area ratio' is the area between frontier and bound over the area "
+    "under the bound (both on 201 evenly spaced times). A point below its bound is a bug."
+)
+
+
 def _fmt(key: str, v: Any) -> str:
     if v is None or _missing(v):
         return "-"
-    if "gap" in key:
+    if "gap" in key or key.startswith("within_") or key.endswith("_share"):
         return f"{100 * v:.4f} %"
     if key.endswith("runtime_s"):
         return f"{v:.3f}"
@@ -446,6 +395,11 @@ def _context(report: Report, store_name: str) -> dict[str, Any]:
                     FRONTIER_COLUMNS,
                     "",
                 ),
+                "frontier_runs": _table(
+                    [r for r in report.frontier_runs if r["family"] == fam],
+                    FRONTIER_RUN_COLUMNS,
+                    "",
+                ),
                 "plots": [
                     {"name": n, "data": base64.b64encode(report.plots[n]).decode("ascii")}
                     for n in sorted(fam_plots, key=_plot_order)
@@ -462,6 +416,8 @@ def _context(report: Report, store_name: str) -> dict[str, Any]:
         "store_name": store_name,
         "intro": INTRO,
         "n_cells": len(report.cells),
+        "provenance": report.provenance,
+        "frontier_intro": FRONTIER_INTRO,
         "runs": report.runs,
         "bugs": report.bugs,
         "problems": report.problems,
@@ -512,6 +468,7 @@ def render_markdown(report: Report, store_name: str = "") -> str:
     """The report as Markdown (plots linked from ``plots/``)."""
     ctx = _context(report, store_name)
     md = [f"# Gap report{f': {store_name}' if store_name else ''}", "", INTRO, ""]
+    md += [f"- {k}: {v}" for k, v in report.provenance] + [""]
     md += [f"{ctx['n_cells']} cells from {len(report.runs)} run(s): "
            + ", ".join(r["run_id"] for r in report.runs), ""]  # fmt: skip
     if report.bugs:
@@ -523,7 +480,8 @@ def render_markdown(report: Report, store_name: str = "") -> str:
         md += [f"- instance source: {_short(s, 200)}" for s in fam["sources"][:8]]
         md += ["", "### Per method", "", _markdown(fam["summary"]), ""]
         if fam["frontiers"]["rows"]:
-            md += ["### Frontiers", "", _markdown(fam["frontiers"]), ""]
+            md += ["### Frontiers", "", FRONTIER_INTRO, "", _markdown(fam["frontiers"]), ""]
+            md += ["#### Each frontier against the bound", "", _markdown(fam["frontier_runs"]), ""]
         md += ["### Per instance", "", _markdown(fam["cells"]), ""]
         if fam["plots"]:
             md += ["### Plots", ""] + [f"![{p['name']}](plots/{p['name']})" for p in fam["plots"]]

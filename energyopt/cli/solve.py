@@ -181,7 +181,8 @@ def frontier_table(results: list[Any]) -> str:
                      _pct(s["gap_max"]), _pct(s["gap_mean"]), _pct(s["gap_median"]),
                      *(_pct(s.get(k)) for k in shares), s.get("area_ratio")])  # fmt: skip
     head = ["frontier of", "points", "with bound", "below bound", "gap max", "gap mean",
-            "gap median", *(f"time {k.replace('_', ' ')}" for k in shares), "area ratio"]  # fmt: skip
+            "gap median", *(f"time {k.replace('_', ' ')}" for k in shares),
+            "area ratio"]  # fmt: skip
     return format_table(head, rows)
 
 

@@ -1,14 +1,16 @@
 """Plots of energyopt results (matplotlib, ``pip install energyopt[plot]``).
 
-Every function takes tidy pandas DataFrames (from :meth:`Result.frontier_frame`,
-:func:`energyopt.bench.read_results`, :func:`energyopt.bench.report.cell_frame`, ...)
-and an optional matplotlib ``Axes``, draws on it and returns it. matplotlib is imported
+Every function takes tidy pandas DataFrames, as returned (from
+:meth:`Result.frontier_frame`, :func:`energyopt.bench.read_results`,
+:func:`energyopt.bench.read_frontiers`, :func:`energyopt.compare`, ...) and an optional
+matplotlib ``Axes``, draws on it and returns it. matplotlib is imported
 when a function is first called, so ``import energyopt.plot`` costs nothing.
 
 Labels are drawn as plain text: mathtext parsing is switched off for the names that
 come from data (an instance named ``run $\\alpha_{1$`` is text, not a formula).
 
 - :func:`frontier`: time-energy frontiers per method, proven bounds shaded.
+- :func:`frontier_gaps`: each frontier's gap to the proven bound against time.
 - :func:`performance_profile`: Dolan-Moré profiles of runtime or gap across instances.
 - :func:`gap_heatmap`: gap to the best bound by instance and method.
 - :func:`gap_distribution`: gaps per method, one dot per cell.
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "capacity_simulation",
     "frontier",
+    "frontier_gaps",
     "gap_distribution",
     "gap_heatmap",
     "performance_profile",
@@ -74,7 +77,14 @@ def _legend(ax: Axes) -> None:
             t.set_parse_math(False)
 
 
-def frontier(points: pd.DataFrame, ax: Axes | None = None, *, title: str = "") -> Axes:
+def frontier(
+    points: pd.DataFrame,
+    ax: Axes | None = None,
+    *,
+    title: str = "",
+    bound: pd.DataFrame | None = None,
+    curves: pd.DataFrame | None = None,
+) -> Axes:
     """Time-energy frontiers, one line per method; proven lower bounds shaded.
 
     Parameters
@@ -82,25 +92,77 @@ def frontier(points: pd.DataFrame, ax: Axes | None = None, *, title: str = "") -
     points
         Columns ``method``, ``deadline_s``, ``energy_j`` and optionally ``bound_j`` and
         ``seed`` (as :meth:`Result.frontier_frame` or
-        :func:`energyopt.bench.frames.read_frontiers` give them). Where ``bound_j`` is
-        known, the band between the bound and the method's energy is shaded: the optimum
-        lies in it.
+        :func:`energyopt.bench.read_frontiers` give them).
+    bound
+        The proven bound at any time (columns ``deadline_s``, ``bound_j``: e.g. the bound
+        curve on a grid): drawn, with the region below it shaded (no plan lies there).
+        Without it, the band between each method's energy and its points' bounds is
+        shaded (the optimum lies in it).
+    curves
+        Each frontier's energy at many times (``method``, optionally ``seed``,
+        ``deadline_s``, ``energy_j``): drawn as its line, the points as markers. Without
+        it, the points are joined by straight lines (a frontier between two points is
+        not one: it rises with the blocking energy, then drops).
     """
     ax = _axes(ax)
+    if bound is not None and bound["bound_j"].notna().any():
+        b = bound[bound["bound_j"].notna()].sort_values("deadline_s")
+        low = float(np.nanmin(points["energy_j"])) if len(points) else float(b["bound_j"].min())
+        floor = min(low, float(b["bound_j"].min()))
+        ax.fill_between(b["deadline_s"], floor - 0.02 * abs(floor), b["bound_j"], color="grey",
+                        alpha=0.25, label="below the proven bound (no plan)")  # fmt: skip
+        ax.plot(b["deadline_s"], b["bound_j"], color="black", linewidth=0.8, label="proven bound")
+    lines = dict(_by_label(curves)) if curves is not None else {}
     for label, pts in _by_label(points):
         pts = pts.sort_values("deadline_s")
-        (line,) = ax.plot(
-            pts["deadline_s"], pts["energy_j"], marker="o", markersize=3, linewidth=1,
-            label=label,
-        )  # fmt: skip
-        line.set_label(label)
-        if "bound_j" in pts and pts["bound_j"].notna().any():
+        line = lines.get(label)
+        style = {"linestyle": "none"} if line is not None else {"linewidth": 1}
+        (mark,) = ax.plot(pts["deadline_s"], pts["energy_j"], marker="o", markersize=3,
+                          label=label, **style)  # fmt: skip
+        if line is not None:
+            line = line.sort_values("deadline_s")
+            ax.plot(line["deadline_s"], line["energy_j"], color=mark.get_color(), linewidth=1)
+        if bound is None and "bound_j" in pts and pts["bound_j"].notna().any():
             b = pts[pts["bound_j"].notna()]
             ax.fill_between(
-                b["deadline_s"], b["bound_j"], b["energy_j"], color=line.get_color(), alpha=0.2,
+                b["deadline_s"], b["bound_j"], b["energy_j"], color=mark.get_color(), alpha=0.2,
                 label=f"{label}: bound to energy",
             )  # fmt: skip
     _text(ax, title=title, xlabel="iteration time (s)", ylabel="energy per iteration (J)")
+    ax.grid(alpha=0.3)
+    _legend(ax)
+    return ax
+
+
+def frontier_gaps(
+    points: pd.DataFrame,
+    ax: Axes | None = None,
+    *,
+    title: str = "",
+    curves: pd.DataFrame | None = None,
+) -> Axes:
+    """Each frontier point's gap (percent) to its proven bound against its time.
+
+    ``points``: :func:`energyopt.bench.read_frontiers`'s frame (or
+    :meth:`Result.frontier_frame`'s): columns ``method``, ``deadline_s``, ``gap`` and
+    optionally ``seed``. Points without a bound are left out (the frame counts them).
+    ``curves`` (``method``, ``seed``, ``deadline_s``, ``gap``): the frontier's gap at
+    many times, drawn as its line (the points are then markers only).
+    """
+    ax = _axes(ax)
+    lines = dict(_by_label(curves)) if curves is not None else {}
+    for label, pts in _by_label(points):
+        pts = pts[pts["gap"].notna()].sort_values("deadline_s")
+        line = lines.get(label)
+        style = {"linestyle": "none"} if line is not None else {"linewidth": 0.8}
+        (mark,) = ax.plot(pts["deadline_s"], 100.0 * pts["gap"], marker="o", markersize=2,
+                          label=label, **style)  # fmt: skip
+        if line is not None:
+            line = line[line["gap"].notna()].sort_values("deadline_s")
+            ax.plot(line["deadline_s"], 100.0 * line["gap"], color=mark.get_color(),
+                    linewidth=0.8)  # fmt: skip
+    ax.set_ylim(bottom=0.0)
+    _text(ax, title=title, xlabel="iteration time (s)", ylabel="gap to the proven bound (%)")
     ax.grid(alpha=0.3)
     _legend(ax)
     return ax

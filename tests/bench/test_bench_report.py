@@ -59,7 +59,10 @@ def test_report_files_with_embedded_frontier_plot(tmp_path):
     out = tmp_path / "report"
     report = make_report(store, out)
     assert not report.problems
-    assert sum(n.startswith("frontier-") for n in report.plots) == 1
+    # Per instance: the frontiers with the bound shaded, and the gap against time.
+    iid = inst.instance_id
+    assert {f"frontier-{iid}.png", f"frontier-{iid}-gapcurve.png"} <= set(report.plots)
+    assert sum(n.startswith("frontier-") for n in report.plots) == 2
     (fs,) = [r for r in report.frontier_summary if r["method"] == "exact-frontier"]
     assert fs["points"] >= 1 and fs["no_bound"] == 0 and fs["max_point_gap"] < 1e-6
     assert {"pipeline-gaps.png", "pipeline-profile-runtime.png"} <= set(report.plots)
