@@ -170,9 +170,9 @@ def read_frontiers(
 ) -> pd.DataFrame:
     """Every stored frontier point with the best proven bound there and its gap.
 
-    The bound is the family's (:func:`energyopt.bench.frontiers.store_frontiers`: for
-    PEM the exact frontier stored for the instance, else the hull relaxation's bound
-    curve, computed once per instance; a point's own bound where larger).
+    The bound is the family's (:func:`energyopt.bench.frontiers.store_frontiers`: the
+    exact frontier stored for the instance, else the family's bound curve, computed once
+    per instance; a point's own bound where larger; see docs/architecture.md).
 
     Parameters
     ----------

@@ -157,10 +157,10 @@ PLOT_GRID = 200
 def store_frontiers(store: ResultsStore, time_limit: float | None = None) -> StoreFrontiers:
     """Every stored frontier with the best proven bound at each point.
 
-    Per instance, the family's ``frontier_bounds`` hook gives the bound (for PEM: the
-    hull relaxation's bound curve, computed once per instance here, and the stored
-    proven exact frontiers of the instance, :mod:`energyopt.pipeline.frontierbounds`);
-    a point keeps its own bound where that is larger. ``time_limit`` bounds each
+    Per instance, the family's ``frontier_bounds`` hook gives the bound (its bound
+    curve, computed once per instance here, and the stored frontiers of the family's
+    exact frontier methods: docs/architecture.md); a point keeps its own bound where
+    that is larger. ``time_limit`` bounds each
     instance's bound curve (a curve stopped early is looser, still valid).
     """
     by_instance, problems = _readable_frontiers(store)
