@@ -1,6 +1,6 @@
 """Where the time of the hull relaxation's bound curve goes (GPT-3 8x96 by default).
 
-    .venv/bin/python benchmarks/bound_curve.py                  # GPT-3 175B, 8 stages, 96 microbatches
+    .venv/bin/python benchmarks/bound_curve.py       # GPT-3 175B, 8 stages, 96 microbatches
     .venv/bin/python benchmarks/bound_curve.py --microbatches 12 96 --repeat 3
 
 Reads the Perseus authors' GPT-3 175B A100 profile from ../shared/data (measured data).
@@ -24,7 +24,7 @@ import numpy as np
 import energyopt
 from energyopt.pipeline import instance_from_perseus_profile
 from energyopt.pipeline.readers import blocking_power
-from energyopt.pipeline.relaxation import HullRelaxation, bound_curve
+from energyopt.pipeline.relaxation.hull import HullRelaxation, bound_curve
 
 PROFILE = (
     Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ evaluator accepts there, makespan up to ``T (1 + DEADLINE_RTOL)``) is the larger
   makespan ``m_j``) bounds the effective energy ``C`` of every plan accepted at ``d_j``
   by ``B_j - P_b S m_j``; ``L`` falls with the deadline, so at every ``T <= d_j`` the
   energy is at least ``B_j - P_b S m_j + P_b S T`` (:func:`exact_frontier_bounds`);
-- the hull relaxation's bound curve (Eq. PEM-R7, :func:`~energyopt.pipeline.relaxation.
+- the hull relaxation's bound curve (Eq. PEM-R7, :func:`~energyopt.pipeline.relaxation.hull.
   bound_curve`), computed once per instance in a process and shared by every method's
   frontier (:func:`instance_curve`).
 
@@ -27,7 +27,12 @@ import numpy as np
 from energyopt.core.result import FrontierPoint
 from energyopt.pipeline.evaluator import DEADLINE_RTOL
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.relaxation import BoundCurve, LpTimeLimit, accepted_makespan, bound_curve
+from energyopt.pipeline.relaxation.hull import (
+    BoundCurve,
+    LpTimeLimit,
+    accepted_makespan,
+    bound_curve,
+)
 
 #: Bound curves kept per process, by instance id (a curve of GPT-3 8x96 holds a few
 #: hundred tangents: small; computing it takes seconds).
@@ -64,7 +69,7 @@ def exact_frontier_bounds(
     """Bounds at ``times_s`` from a proven exact frontier's points (module docstring);
     ``NaN`` where none of its points covers the time.
 
-    The sweep (:func:`energyopt.pipeline.frontier.exact_frontier`) solves next at
+    The sweep (:func:`energyopt.pipeline.exact.frontier.exact_frontier`) solves next at
     ``m (1 - 2 DEADLINE_RTOL)`` below each breakpoint ``m``, so a point's solve deadline
     is that of the next slower point's makespan (at least its own makespan over
     ``1 + DEADLINE_RTOL``); the slowest point is the least-effective-energy plan, whose

@@ -14,7 +14,7 @@ import pytest
 from energyopt.core.instance import load_instance
 from energyopt.core.result import FrontierPoint
 from energyopt.pipeline.evaluator import evaluate
-from energyopt.pipeline.relaxation import bound_curve, certify_frontier, relaxation_bound
+from energyopt.pipeline.relaxation.hull import bound_curve, certify_frontier, relaxation_bound
 
 REPRO = Path(__file__).parent / "data" / "pem-bound-tolerance.json"
 #: The fastest makespan of the repro (every computation at its fastest option).
