@@ -177,15 +177,49 @@ def store_frontiers(store: ResultsStore, time_limit: float | None = None) -> Sto
                 r.frontier for _, r in cells
                 if getattr(registered.get(r.method), "exact", False)
             ]  # fmt: skip
+            pairs = _deadline_pairs(store, family, iid, instance, hooks.positive_objective)
             item.frontiers = [
-                (key, bounded_frontier(r, instance, hooks, refs, time_limit)) for key, r in cells
+                (key, bounded_frontier(r, instance, hooks, refs, time_limit, pairs))
+                for key, r in cells
             ]
             lo = min(p.makespan_s for _, r in cells for p in r.frontier)
             hi = max(p.makespan_s for _, r in cells for p in r.frontier)
             item.grid_s = np.linspace(lo, hi, PLOT_GRID) if hi > lo else np.array([lo])
-            item.grid_bound = hooks.frontier_bounds(instance, item.grid_s, refs, time_limit)
+            item.grid_bound = hooks.frontier_bounds(
+                instance, item.grid_s, refs, time_limit, pairs
+            )
         out.append(item)
     return StoreFrontiers(out, problems)
+
+
+def _deadline_pairs(
+    store: ResultsStore, family: str, iid: str, instance: Any, positive: bool
+) -> list[tuple[float, float]]:
+    """``(deadline, bound)`` of the stored exact one-shot cells of the instance."""
+    from energyopt.core.scoring import useful_bound
+
+    deadline = getattr(instance, "deadline_s", None)
+    if deadline is None:
+        return []
+    registered = methods(family)
+    cur = store._db.execute(
+        "SELECT method, objective, bound FROM cells WHERE family = ? AND instance_id = ? "
+        "AND outcome = 'finished'",
+        (family, iid),
+    )
+    out = []
+    for method, objective, bound in cur:
+        m = registered.get(method)
+        if m is None or not m.exact or m.frontier or not _is_number(bound):
+            continue
+        b = useful_bound(float(bound), positive, objective if _is_number(objective) else None)
+        if b is not None:
+            out.append((float(deadline), b))
+    return out
+
+
+def _is_number(v: Any) -> bool:
+    return not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
 
 
 def _instance(text: str, problems: list[str], iid: str) -> Any:

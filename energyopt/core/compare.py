@@ -85,7 +85,10 @@ def cross_bounded(
         and getattr(registered.get(r.method), "frontier", False)
     ]  # fmt: skip
     if hooks.frontier_bounds is not None:
-        results = [bounded_frontier(r, instance, hooks, references, time_limit) for r in results]
+        pairs = deadline_pairs(instance, results, registered, hooks.positive_objective)
+        results = [
+            bounded_frontier(r, instance, hooks, references, time_limit, pairs) for r in results
+        ]
     best, by = None, ""
     for r in results:
         b = _useful(r, hooks.positive_objective)
@@ -96,6 +99,22 @@ def cross_bounded(
         g = gap(r.objective, best) if r.has_solution else None
         extra = {**r.extra, "best_bound": best, "proven_by": by or None, "gap_to_best_bound": g}
         out.append(_with_extra(r, extra))
+    return out
+
+
+def deadline_pairs(
+    instance: Any, results: Sequence[Result], registered: Mapping[str, Any], positive: bool
+) -> list[tuple[float, float]]:
+    """``(deadline, bound)`` of the exact one-shot results, when the instance has a deadline."""
+    deadline = getattr(instance, "deadline_s", None)
+    if deadline is None:
+        return []
+    out = []
+    for r in results:
+        m = registered.get(r.method)
+        b = _useful(r, positive)
+        if b is not None and m is not None and m.exact and not r.frontier:
+            out.append((float(deadline), b))
     return out
 
 

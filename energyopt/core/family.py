@@ -51,10 +51,11 @@ class FamilyHooks:
     frontier_time_name
         What a frontier point's time is (axis label).
     frontier_bounds
-        ``frontier_bounds(instance, times, references, time_limit) -> array``: the best
-        proven lower bound on the objective at each time (``NaN`` where none), for
-        families with frontiers; ``references`` are proven exact frontiers of the
-        instance (:mod:`energyopt.core.frontiergap`). ``None`` otherwise.
+        ``frontier_bounds(instance, times, references, time_limit, at_deadlines) ->
+        array``: the best proven lower bound on the objective at each time (``NaN``
+        where none), for families with frontiers; ``references`` are exact frontiers of
+        the instance, ``at_deadlines`` ``(deadline, bound)`` pairs of exact one-shot
+        solves (:mod:`energyopt.core.frontiergap`). ``None`` otherwise.
     plots
         Names of the :mod:`energyopt.plot` functions that apply to this family's
         results besides the generic ones (gap distribution, performance profiles,

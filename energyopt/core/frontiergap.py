@@ -48,6 +48,7 @@ def bounded_frontier(
     hooks: Any,
     references: Sequence[Sequence[FrontierPoint]] = (),
     time_limit: float | None = None,
+    at_deadlines: Sequence[tuple[float, float]] = (),
 ) -> Result:
     """``result`` with the best proven bound at every frontier point and its summary.
 
@@ -57,7 +58,9 @@ def bounded_frontier(
         The family's :class:`~energyopt.core.family.FamilyHooks`; a family without
         ``frontier_bounds`` (or a result without a frontier) is returned unchanged.
     references
-        Proven exact frontiers of the same instance (their points give bounds too).
+        Exact frontiers of the same instance (their points' bounds give bounds too).
+    at_deadlines
+        ``(deadline, bound)`` of exact one-shot solves of the instance.
     time_limit
         Seconds for the bound curve when it is not yet computed for this instance.
 
@@ -71,7 +74,7 @@ def bounded_frontier(
         return result
 
     def bounds_at(times: np.ndarray) -> np.ndarray:
-        return hooks.frontier_bounds(instance, times, references, time_limit)
+        return hooks.frontier_bounds(instance, times, references, time_limit, at_deadlines)
 
     times = np.array([p.makespan_s for p in result.frontier], dtype=float)
     found = bounds_at(times)

@@ -13,6 +13,10 @@ evaluator accepts there, makespan up to ``T (1 + DEADLINE_RTOL)``) is the larger
   bound_curve`), computed once per instance in a process and shared by every method's
   frontier (:func:`instance_curve`).
 
+- the bound ``b`` of an exact method at the instance's deadline ``D`` (a one-shot solve
+  in the same call or store): every plan accepted at ``T <= D`` is accepted at ``D``, so
+  its energy at ``T`` is at least ``b - P_b S (D - T)`` (:func:`deadline_bounds`).
+
 A per-point bound that a method gave itself (an exact solve at that deadline) is kept
 where it is larger (:func:`energyopt.core.frontiergap.bounded_frontier`).
 """
@@ -93,17 +97,39 @@ def exact_frontier_bounds(
     return out
 
 
+def deadline_bounds(
+    instance: PemInstance, times_s: np.ndarray, pairs: Sequence[tuple[float, float]]
+) -> np.ndarray:
+    """Bounds at ``times_s`` from exact solves at deadlines: ``(D, b)`` gives
+    ``b - P_b S (D - T)`` at every ``T <= D`` (module docstring); ``NaN`` elsewhere.
+
+    A plan with makespan ``m <= D`` accepted at ``T`` has ``C >= b - P_b S D``, so its
+    energy at ``T`` is at least that plus ``P_b S T``; one with ``D < m <= D (1 + rtol)``
+    has energy ``C + P_b S m >= b`` there.
+    """
+    pbs = instance.p_blocking_w * instance.num_stages
+    times = np.asarray(times_s, dtype=float)
+    out = np.full(len(times), -np.inf)
+    for D, b in pairs:
+        covered = times <= D
+        out[covered] = np.maximum(out[covered], b - pbs * (D - times[covered]))
+    out[~np.isfinite(out)] = np.nan
+    return out
+
+
 def frontier_bounds(
     instance: PemInstance,
     times_s: np.ndarray,
     references: Sequence[Sequence[FrontierPoint]] = (),
     time_limit: float | None = None,
+    at_deadlines: Sequence[tuple[float, float]] = (),
 ) -> np.ndarray:
     """The best proven lower bound on the energy at each iteration time (``NaN``: none).
 
-    ``references`` are proven exact frontiers of the instance; the bound curve is
-    :func:`instance_curve`'s. Below the fastest makespan no plan exists (a point there
-    is contradicted by :mod:`energyopt.bench.frontiers`): ``NaN``.
+    ``references`` are exact frontiers of the instance, ``at_deadlines`` the ``(deadline,
+    bound)`` pairs of exact solves; the bound curve is :func:`instance_curve`'s. Below
+    the fastest makespan no plan exists (a point there is contradicted by the bench's
+    frontier cross-check): ``NaN``.
     """
     times = np.asarray(times_s, dtype=float)
     out = np.full(len(times), np.nan)
@@ -113,6 +139,7 @@ def frontier_bounds(
         ok = accepted_makespan(times) >= fast
         out[ok] = curve.energy_bounds(times[ok])
     for ref in references:
-        exact = exact_frontier_bounds(instance, ref, times)
-        out = np.fmax(out, exact)
+        out = np.fmax(out, exact_frontier_bounds(instance, ref, times))
+    if at_deadlines:
+        out = np.fmax(out, deadline_bounds(instance, times, at_deadlines))
     return out

@@ -83,3 +83,24 @@ def test_the_curve_is_computed_once_per_instance():
     frontierbounds._CURVES.pop(inst.instance_id, None)
     first = frontierbounds.instance_curve(inst)
     assert frontierbounds.instance_curve(inst) is first
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_deadline_bounds_of_exact_solves_are_valid(seed):
+    from energyopt.pipeline.frontierbounds import deadline_bounds
+
+    inst = synthetic_instance(2, 2, 3, seed=seed)
+    m, c = _brute_force(inst)
+    lo, hi = float(m.min()), float(m.max())
+    D = lo + 0.4 * (hi - lo)
+    exact = energyopt.solve(inst.with_deadline(D), "highs")
+    assert exact.bound is not None
+    times = np.linspace(lo, hi, 101)
+    bounds = deadline_bounds(inst, times, [(D, exact.bound)])
+    assert np.isnan(bounds[times > D]).all() and not np.isnan(bounds[times <= D]).any()
+    for T, b in zip(times[times <= D], bounds[times <= D]):
+        opt = _optimum(inst, m, c, T)
+        assert b <= opt + 1e-6 * abs(opt), (T, b, opt)
+    # At the deadline itself the bound is the solve's own (the optimum there).
+    (b,) = deadline_bounds(inst, np.array([D]), [(D, exact.bound)])
+    assert b == exact.bound
