@@ -79,3 +79,29 @@ def test_an_exact_frontier_in_the_store_is_the_bound(store):
     # The exact frontier's own points are bounded by its own solves: gap 0 where closed.
     exact = points[points["method"] == "exact-frontier"]
     assert np.median(exact["gap"]) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_smoke_report_bounds_every_heuristic_frontier_point(tmp_path):
+    """Issue 25's done-when, on the smoke suite's pipeline cells (the demo's report)."""
+    from energyopt.bench.report import make_report
+    from energyopt.core.registry import methods
+
+    path = tmp_path / "smoke.sqlite"
+    cells = plan_cells(suite="smoke", families=["pipeline"], time_limit_s=30)
+    run_bench(cells, path, jobs=2, progress=False)
+    report = make_report(path, tmp_path / "report")
+    points = bench.read_frontiers(path)
+    registered = methods("pipeline")
+    heuristics = [m for m in points["method"].unique() if not registered[m].exact]
+    assert heuristics
+    for m in heuristics:
+        pts = points[points["method"] == m]
+        assert pts["bound_j"].notna().mean() >= 0.99, m
+    assert not points["below_bound"].any()
+    assert not [b for b in report.bugs if "below its proven bound" in b]
+    for iid in points["instance_id"].unique():
+        assert f"frontier-{iid}-gapcurve.png" in report.plots
+        assert f"frontier-{iid}.png" in report.plots
+    assert any(k == "git commit" for k, _ in report.provenance)
+    md = (tmp_path / "report" / "summary.md").read_text()
+    assert "Each frontier against the bound" in md and "- energyopt:" in md
