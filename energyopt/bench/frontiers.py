@@ -185,9 +185,7 @@ def store_frontiers(store: ResultsStore, time_limit: float | None = None) -> Sto
             lo = min(p.makespan_s for _, r in cells for p in r.frontier)
             hi = max(p.makespan_s for _, r in cells for p in r.frontier)
             item.grid_s = np.linspace(lo, hi, PLOT_GRID) if hi > lo else np.array([lo])
-            item.grid_bound = hooks.frontier_bounds(
-                instance, item.grid_s, refs, time_limit, pairs
-            )
+            item.grid_bound = hooks.frontier_bounds(instance, item.grid_s, refs, time_limit, pairs)
         out.append(item)
     return StoreFrontiers(out, problems)
 

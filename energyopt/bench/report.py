@@ -259,6 +259,7 @@ CELL_COLUMNS = (
     ("objective", "objective"),
     ("own bound", "useful_bound"),
     ("best bound", "best_bound"),
+    ("proven by", "proven_by"),
     ("gap to best bound", "gap_to_best_bound"),
     ("runtime (s)", "runtime_s"),
 )
@@ -501,7 +502,8 @@ def write_report(report: Report, out_dir: str | Path, *, store_name: str = "") -
     cols = [
         "family", "suite", "instance_id", "instance_name", "instance", "method", "seed",
         "time_limit_s", "outcome", "termination", "status", "objective", "bound",
-        "useful_bound", "best_bound", "gap_to_best_bound", "runtime_s", "wall_s", "solver",
+        "useful_bound", "best_bound", "proven_by", "gap_to_best_bound", "runtime_s", "wall_s",
+        "solver",
         "solver_version", "run_id",
     ]  # fmt: skip
     pd.DataFrame(report.cells, columns=cols).to_csv(paths["csv"], index=False, lineterminator="\n")
