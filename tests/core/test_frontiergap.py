@@ -74,3 +74,12 @@ def test_json_summary_by_default_full_frontier_on_request():
     assert short["frontier_summary"]["gap_max"] == pytest.approx(10 / 110)
     assert len(res.to_dict()["frontier"]) == 2
     assert Result.from_dict(short).frontier == ()
+
+
+def test_summary_from_the_points_own_bounds_when_not_bounded():
+    res = _result([FrontierPoint(0.0, 110.0, bound=100.0), FrontierPoint(1.0, 100.5)])
+    s = res.frontier_summary
+    assert s["points"] == 2 and s["points_with_bound"] == 1 and s["below_bound"] == 0
+    assert s["gap_max"] == s["gap_median"] == pytest.approx(10 / 110)
+    empty = Result("x", "id", "m", TerminationReason.COMPLETED, SolutionStatus.NONE)
+    assert empty.frontier_summary is None
