@@ -11,6 +11,7 @@ call included, :mod:`energyopt.core.frontiergap`) and their summary as columns.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -98,7 +99,12 @@ def cross_bounded(
     for r in results:
         g = gap(r.objective, best) if r.has_solution else None
         extra = {**r.extra, "best_bound": best, "proven_by": by or None, "gap_to_best_bound": g}
-        out.append(_with_extra(r, extra))
+        r = _with_extra(r, extra)
+        if g is not None and g < 0 and not hooks.tolerance.allows(r.objective, best):
+            # An objective below a proven bound: a bug in this method or in the prover.
+            note = f"objective below the best proven bound {best!r} of {by} (a bug)"
+            r = dataclasses.replace(r, message=f"{r.message}; {note}" if r.message else note)
+        out.append(r)
     return out
 
 
@@ -128,8 +134,6 @@ def _useful(r: Result, positive: bool) -> float | None:
 
 
 def _with_extra(r: Result, extra: dict[str, Any]) -> Result:
-    import dataclasses
-
     return dataclasses.replace(r, extra=extra)
 
 

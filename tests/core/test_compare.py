@@ -54,3 +54,20 @@ def test_cli_json_summarises_the_frontier_unless_asked(capsys):
     full = json.loads(capsys.readouterr().out)
     assert len(full["frontier"]) == short["frontier_points"]
     assert all(p["bound"] is not None for p in full["frontier"])
+
+
+def test_an_objective_below_the_best_bound_is_named_a_bug():
+    from energyopt.core.compare import cross_bounded
+    from energyopt.core.result import Result
+    from energyopt.core.status import SolutionStatus, TerminationReason
+
+    inst = energyopt.load_instance(FILE)
+
+    def res(method, objective, bound=None):
+        return Result("pipeline", inst.instance_id, method, TerminationReason.COMPLETED,
+                      SolutionStatus.FEASIBLE, objective=objective, bound=bound)  # fmt: skip
+
+    a, b = cross_bounded(inst, [res("highs", 100.0, 100.0), res("envpipe", 90.0)])
+    assert (a.extra["gap_to_best_bound"], a.message) == (0.0, "")
+    assert b.extra["gap_to_best_bound"] == pytest.approx(-0.1 / 1.0)
+    assert "below the best proven bound" in b.message and "highs" in b.message
