@@ -32,8 +32,8 @@ def provenance(cells: Any, runs: list[dict[str, Any]]) -> list[tuple[str, str]]:
     import energyopt
 
     lines = [
-        ("energyopt", energyopt.__version__),
-        ("git commit", git_commit() or "not run from a git checkout"),
+        ("energyopt version", energyopt.__version__),
+        ("git commit (report code)", git_commit() or "not run from a git checkout"),
         ("report written", _now()),
         ("CPU", cpu_name()),
         ("Python", platform.python_version()),
