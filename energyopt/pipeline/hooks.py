@@ -24,5 +24,5 @@ HOOKS = FamilyHooks(
     frontier_objective_at=energy_at,
     frontier_time_name="iteration time",
     frontier_bounds=frontier_bounds,
-    plots=("frontier", "profile_curves"),
+    plots=("frontier", "frontier_gaps", "profile_curves"),
 )
