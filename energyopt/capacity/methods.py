@@ -146,7 +146,7 @@ def solve_highs(
     exact=True,
     description="theta enumeration + node-pattern MILPs (CAP-11..17) by HiGHS; paper scale",
     options=(
-        O.number("rel_gap", 1e-6, "relative MIP gap to stop at", minimum=0.0, maximum=1.0),
+        O.number("rel_gap", 1e-6, "relative gap to stop at", minimum=0.0, below=1.0),
         O.integer("greedy_iterations", 100, "Randomized Greedy iterations", minimum=1),
     ),
 )

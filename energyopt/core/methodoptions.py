@@ -41,8 +41,9 @@ class MethodOption:
         One line for ``energyopt methods``.
     minimum, maximum
         Inclusive range of a number.
-    above
-        Exclusive lower end of a number: the value must be greater.
+    above, below
+        Exclusive ends of a number: the value must be greater than ``above`` and
+        less than ``below``.
     choices
         The allowed strings of a ``str`` option.
     nullable
@@ -59,6 +60,7 @@ class MethodOption:
     minimum: float | None = None
     maximum: float | None = None
     above: float | None = None
+    below: float | None = None
     choices: tuple[str, ...] | None = None
     nullable: bool = False
     validator: Callable[[Any], Any] | None = dataclasses.field(default=None, compare=False)
@@ -127,6 +129,8 @@ class MethodOption:
             raise self._fail(value, f"is too large (at most {limit:g} in absolute value)")
         if self.above is not None and not x > self.above:
             raise self._fail(value, f"must be > {self.above:g}")
+        if self.below is not None and not x < self.below:
+            raise self._fail(value, f"must be < {self.below:g}")
         if self.minimum is not None and x < self.minimum:
             raise self._fail(value, f"must be >= {self.minimum:g}")
         if self.maximum is not None and x > self.maximum:
@@ -153,7 +157,7 @@ class MethodOption:
             "nullable": self.nullable,
             "description": self.description,
         }
-        for key in ("minimum", "maximum", "above"):
+        for key in ("minimum", "maximum", "above", "below"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         if self.choices is not None:
@@ -168,6 +172,8 @@ class MethodOption:
             parts = [self.type_name]
             if self.above is not None:
                 parts.append(f"> {self.above:g}")
+            if self.below is not None:
+                parts.append(f"< {self.below:g}")
             if self.minimum is not None:
                 parts.append(f">= {self.minimum:g}")
             if self.maximum is not None:
@@ -204,9 +210,10 @@ def number(
     minimum: float | None = None,
     maximum: float | None = None,
     above: float | None = None,
+    below: float | None = None,
     nullable: bool = False,
 ) -> MethodOption:
-    """A finite float option in ``[minimum, maximum]`` and ``> above``."""
+    """A finite float option in ``[minimum, maximum]``, ``> above`` and ``< below``."""
     return MethodOption(
         name,
         float,
@@ -215,6 +222,7 @@ def number(
         minimum=minimum,
         maximum=maximum,
         above=above,
+        below=below,
         nullable=nullable,
     )
 

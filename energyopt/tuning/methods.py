@@ -280,7 +280,7 @@ def solve_exact(
         O.integer("window", 0, "observations kept per arm (0: all)", minimum=0),
         O.number("prior_mean", 0.0, "prior mean of an arm's cost"),
         O.number("prior_var", None, "prior variance (null: flat prior)", above=0.0, nullable=True),
-        O.integer("pruning_rounds", 2, "rounds of pruning exploration", minimum=0),
+        O.integer("pruning_rounds", 2, "rounds of pruning exploration", minimum=1),
         _INTERARRIVAL,
         O.instance_of("probe", PowerLimitProbe, "live power-limit source (Python only)"),
     ),

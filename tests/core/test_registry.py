@@ -196,6 +196,7 @@ def test_a_declaration_that_disagrees_with_the_function_fails_at_registration():
         (O.integer("j", None, "", nullable=True), [None, 10**6], [10**30, float("inf")]),
         (O.number("x", 1.0, "", above=0.0), [1e-300, 1, 2.5], [0, -1, float("nan"), True, "1"]),
         (O.choice("c", "a", ("a", "b"), ""), ["a", "b"], ["A", "", 1, None]),
+        (O.number("g", 0.5, "", minimum=0.0, below=1.0), [0, 0.999], [1.0, 1, -0.1]),
     ],
 )
 def test_option_types_and_ranges(declared, good, bad):
