@@ -20,7 +20,7 @@ from energyopt.core.outcome import SolverOutcome
 from energyopt.core.registry import register, solve
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
-from energyopt.core.timelimit import remaining_time
+from energyopt.core.timelimit import TimeBudget
 from energyopt.pipeline.baselines.envpipe import RANKINGS, VALLEYS, envpipe_result
 from energyopt.pipeline.baselines.zeus import zeus_sweep
 from energyopt.pipeline.crawl.perseus import CRAWLS, perseus_frontier
@@ -89,8 +89,8 @@ def solve_highs(
     plan is the better of HiGHS' incumbent and the relaxation's rounded plan. The
     whole call, model building included, stays within ``time_limit``.
     """
-    tick = time.perf_counter()
-    stop_at = None if time_limit is None else tick + float(time_limit)
+    budget = TimeBudget(time_limit)
+    stop_at = budget.stop_at
     work, report = instance.filter_dominated() if filter_dominated else (instance, None)
     T = instance.deadline_s
     lp_bound, start = None, None
@@ -208,13 +208,13 @@ def solve_relaxation_rounding(
     Without a deadline the deadline is the one that minimises the relaxation's energy
     bound (Eq. PEM-R7), and the bound is that minimum.
     """
-    tick = time.perf_counter()
-    stop_at = None if time_limit is None else tick + float(time_limit)
+    budget = TimeBudget(time_limit)
+    stop_at = budget.stop_at
     # Most of the limit for the bound curve; the rest for the LP and the rounding.
     start = _relaxed_start(instance, stop_at, curve_share=0.7)
     if start is None:
         return _no_plan(instance, "relaxation-rounding")
-    stopped = stop_at is not None and time.perf_counter() > stop_at
+    stopped = budget.expired()
     return pem_result(
         instance,
         "relaxation-rounding",
@@ -303,8 +303,8 @@ def solve_lns(
     bound is the relaxation's (Eq. PEM-R6). Without a deadline the search runs at
     the deadline that minimises the relaxation's bound (Eq. PEM-R7).
     """
-    tick = time.perf_counter()
-    stop_at = None if time_limit is None else tick + float(time_limit)
+    budget = TimeBudget(time_limit)
+    stop_at = budget.stop_at
     start = _relaxed_start(instance, stop_at, curve_share=0.3)
     if start is None:
         return _no_plan(instance, "lns")
@@ -316,7 +316,7 @@ def solve_lns(
         plan, stats = neighbourhood_search(
             at_T,
             plan,
-            time_limit=remaining_time(time_limit, tick, 0.0),
+            time_limit=budget.remaining(floor=0.0),
             seed=seed,
             window=window,
             sub_time_limit=sub_time_limit,
@@ -407,8 +407,8 @@ def solve_cpsat(
     the limit stopped the method before CP-SAT proved optimality. The message says
     what was done. ``tee`` prints CP-SAT's search log.
     """
-    tick = time.perf_counter()
-    stop_at = None if time_limit is None else tick + float(time_limit)
+    budget = TimeBudget(time_limit)
+    stop_at = budget.stop_at
     work, report = instance.filter_dominated() if filter_dominated else (instance, None)
     T = instance.deadline_s
     lp_bound, hint = None, None
