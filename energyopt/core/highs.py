@@ -4,13 +4,13 @@ Uses Pyomo's ``pyomo.contrib.solver`` HiGHS interface. The legacy
 ``SolverFactory("highs").solve()`` path is avoided on purpose: it has been seen to
 replace a configured time limit with its own default.
 
-A claimed optimum is re-verified when HiGHS ran with a MIP feasibility tolerance
-below :data:`SAFE_MIP_FEASIBILITY_TOLERANCE`: with the tolerance at 1e-9 and probing
-off (as under a time limit), HiGHS 1.12.0 has declared a suboptimal incumbent
-optimal, its dual bound 32 % above the true optimum
-(``benchmarks/highs_false_optimum.py``). The re-solve uses HiGHS' default tolerances
-and no MIP start, in the time left; an optimum it does not confirm is reported with
-the re-solve's bound, never as ``optimal``.
+A claimed optimum is re-verified when HiGHS ran in the condition where HiGHS 1.12.0
+has declared a suboptimal incumbent optimal (its dual bound 32 % above the true
+optimum; ``benchmarks/highs_false_optimum.py``): a MIP feasibility tolerance below
+:data:`SAFE_MIP_FEASIBILITY_TOLERANCE` with presolve's probing off (as under a time
+limit). The re-solve is the same model at the same tolerances with probing on and no
+MIP start, in the time left; an optimum it does not confirm is reported with the
+re-solve's bound, never as ``optimal``.
 """
 
 from __future__ import annotations
@@ -26,14 +26,12 @@ from energyopt.core.status import SolutionStatus, TerminationReason
 
 __all__ = ["SolverOutcome", "highs_version", "solve_with_highs"]  # SolverOutcome: core.outcome
 
-#: The MIP feasibility tolerance (HiGHS' default) at or above which HiGHS' optimality
-#: claims are taken as they come. At 1e-9 with probing off HiGHS 1.12.0 proved a false
-#: optimum on 13 of 30 random seeds of ``tests/data/capacity-false-optimum.json``, at
-#: 1e-8 on none (``benchmarks/highs_false_optimum.py --sweep``); anything tighter than
-#: the default is verified.
-SAFE_MIP_FEASIBILITY_TOLERANCE = 1e-6
-#: HiGHS' own defaults, used by the re-solve that verifies a claimed optimum.
-_DEFAULT_TOLERANCES = {"mip_feasibility_tolerance": 1e-6, "primal_feasibility_tolerance": 1e-7}
+#: The MIP feasibility tolerance at or above which HiGHS' optimality claims are taken
+#: as they come. At 1e-9 with probing off HiGHS 1.12.0 proved a false optimum on 13 of
+#: 30 random seeds of ``tests/data/capacity-false-optimum.json`` (5 of 30 without the
+#: MIP start); at 1e-8, or 1e-9 with probing on, on none
+#: (``benchmarks/highs_false_optimum.py --sweep``).
+SAFE_MIP_FEASIBILITY_TOLERANCE = 1e-8
 #: HiGHS' default absolute MIP gap: a claimed optimum is confirmed when the re-solve's
 #: bound lies within the larger of this and ``rel_gap`` (at least 1e-6) of it.
 _MIP_ABS_GAP = 1e-6
@@ -167,11 +165,8 @@ def solve_with_highs(
             solver_options=options,
         )
         outcome = _outcome_from_results(res, tick, version)
-        if (
-            outcome.termination is TerminationReason.OPTIMAL
-            and options["mip_feasibility_tolerance"] < SAFE_MIP_FEASIBILITY_TOLERANCE
-        ):
-            outcome = _verify_optimum(solver, outcome, tick, rel_gap, tee)
+        if outcome.termination is TerminationReason.OPTIMAL and _at_risk(options):
+            outcome = _verify_optimum(solver, outcome, options, tick, rel_gap, tee)
         return outcome
     except Exception as exc:  # a solver failure is a result, not a traceback
         return SolverOutcome.failure("highs", version, tick, f"{type(exc).__name__}: {exc}")
@@ -227,24 +222,40 @@ def _outcome_from_results(res: Any, tick: float, version: str) -> SolverOutcome:
     )
 
 
+def _at_risk(options: Mapping[str, Any]) -> bool:
+    """Whether HiGHS ran where it has proved false optima: a MIP feasibility tolerance
+    below :data:`SAFE_MIP_FEASIBILITY_TOLERANCE` with presolve on and probing off."""
+    from energyopt.core.highslp import PROBING_OFF
+
+    tight = options.get("mip_feasibility_tolerance", 1e-6) < SAFE_MIP_FEASIBILITY_TOLERANCE
+    probing_off = int(options.get("presolve_rule_off", 0)) & PROBING_OFF
+    return bool(tight and probing_off and options.get("presolve", "choose") != "off")
+
+
 def _verify_optimum(
-    solver: Any, outcome: SolverOutcome, tick: float, rel_gap: float | None, tee: bool
+    solver: Any,
+    outcome: SolverOutcome,
+    options: Mapping[str, Any],
+    tick: float,
+    rel_gap: float | None,
+    tee: bool,
 ) -> SolverOutcome:
     """``outcome`` (an ``OPTIMAL`` one, its solution loaded) checked by a second solve.
 
-    The same HiGHS model is solved again with HiGHS' default tolerances, no MIP start,
-    and the time left before ``solver.deadline``. Its dual bound is valid for the
-    tight-tolerance model too (looser tolerances only enlarge the feasible set). When
-    it lies within the gap tolerance of the claimed optimum, the claim stands;
-    otherwise the incumbent is reported as feasible, with the re-solve's bound and
-    ``TIME_LIMIT`` (re-solve stopped by the limit) or ``UNKNOWN`` (HiGHS' claim refuted).
+    The same HiGHS model is solved again at the same tolerances with presolve's probing
+    on, no MIP start, and the time left before ``solver.deadline`` (:func:`_at_risk`:
+    with probing on HiGHS has not gone wrong). When its dual bound lies within the gap
+    tolerance of the claimed optimum, the claim stands; otherwise the incumbent is
+    reported as feasible, with the re-solve's bound and ``TIME_LIMIT`` (re-solve
+    stopped by the limit) or ``UNKNOWN`` (HiGHS' claim refuted).
     """
     import highspy
 
+    from energyopt.core.highslp import PROBING_OFF
+
     h = solver._solver_model
     h.clearSolver()  # drops the incumbent and so the MIP start: a cold re-solve
-    for key, value in _DEFAULT_TOLERANCES.items():
-        h.setOptionValue(key, value)
+    h.setOptionValue("presolve_rule_off", int(options["presolve_rule_off"]) & ~PROBING_OFF)
     h.setOptionValue("log_to_console", bool(tee))
     if solver.deadline is not None:
         h.setOptionValue("time_limit", max(0.01, solver.deadline - time.perf_counter()))
@@ -262,9 +273,9 @@ def _verify_optimum(
     timed_out = status == highspy.HighsModelStatus.kTimeLimit
     termination = TerminationReason.TIME_LIMIT if timed_out else TerminationReason.UNKNOWN
     why = (
-        "the re-solve with HiGHS' default tolerances ran out of time"
+        "the re-solve with probing on ran out of time"
         if timed_out
-        else f"a re-solve with HiGHS' default tolerances proved the bound {bound!r}"
+        else f"a re-solve with probing on proved the bound {bound!r}"
     )
     message = (
         f"HiGHS declared its incumbent {claimed!r} optimal (bound {outcome.bound!r}); "
