@@ -37,7 +37,8 @@ from ortools.graph.python import max_flow
 
 import energyopt
 from energyopt.core.table import format_table
-from energyopt.pipeline import hullcrawl, instance_from_perseus_profile, synthetic_instance
+from energyopt.pipeline import instance_from_perseus_profile, synthetic_instance
+from energyopt.pipeline.crawl import hullcrawl
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # pem_crawl's reference runners

@@ -103,7 +103,7 @@ def test_powercap_under_time_limits(seed, jobs, eta, per_node, limit, highs_seed
 @settings(max_examples=25)
 @given(pem_instances(), LIMITS)
 def test_pipeline_under_time_limits(inst, limit):
-    from energyopt.pipeline.bruteforce import brute_force
+    from energyopt.pipeline.exact.bruteforce import brute_force
 
     _, opt = brute_force(inst, inst.deadline_s)
     tol = 1e-6 * max(1.0, abs(opt))  # the pipeline's own (tests/properties/test_pipeline_...)
