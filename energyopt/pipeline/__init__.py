@@ -25,6 +25,7 @@ from energyopt.pipeline.instance import FilterReport, PemInstance
 from energyopt.pipeline.options import OptionTable
 from energyopt.pipeline.paretoset import best_at, energy_pareto, frontier_points
 from energyopt.pipeline.readers import instance_from_perseus_profile, read_perseus_profile
+from energyopt.pipeline.relaxation.frontierbounds import frontier_bounds
 from energyopt.pipeline.schedules import Computation, build_dag
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "envpipe_schedule",
     "evaluate",
     "fastest_choice",
+    "frontier_bounds",
     "frontier_points",
     "instance_from_perseus_profile",
     "nonmonotone_instance",
