@@ -325,7 +325,7 @@ FRONTIER_INTRO = (
 def _fmt(key: str, v: Any) -> str:
     if v is None or _missing(v):
         return "-"
-    if "gap" in key or key.startswith("within_") or key.endswith("_share"):
+    if "gap" in key or key.startswith("within_") or key.endswith(("_share", "_ratio")):
         return f"{100 * v:.4f} %"
     if key.endswith("runtime_s"):
         return f"{v:.3f}"

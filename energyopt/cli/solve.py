@@ -182,7 +182,7 @@ def frontier_table(results: list[Any]) -> str:
             continue
         rows.append([r.method, s["points"], s["points_with_bound"], s["below_bound"],
                      _pct(s["gap_max"]), _pct(s["gap_mean"]), _pct(s["gap_median"]),
-                     *(_pct(s.get(k)) for k in shares), s.get("area_ratio")])  # fmt: skip
+                     *(_pct(s.get(k)) for k in shares), _pct(s.get("area_ratio"))])  # fmt: skip
     head = ["frontier of", "points", "with bound", "below bound", "gap max", "gap mean",
             "gap median", *(f"time {k.replace('_', ' ')}" for k in shares),
             "area ratio"]  # fmt: skip
