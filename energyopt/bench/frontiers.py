@@ -160,8 +160,9 @@ def store_frontiers(store: ResultsStore, time_limit: float | None = None) -> Sto
     Per instance, the family's ``frontier_bounds`` hook gives the bound (its bound
     curve, computed once per instance here, and the stored frontiers of the family's
     exact frontier methods: docs/architecture.md); a point keeps its own bound where
-    that is larger. ``time_limit`` bounds each
-    instance's bound curve (a curve stopped early is looser, still valid).
+    that is larger. ``time_limit`` bounds each instance's bound curve (a curve stopped
+    early is looser, still valid). An instance whose bounds fail (a malformed stored
+    value) keeps the points' own bounds and gets a line in ``problems``.
     """
     by_instance, problems = _readable_frontiers(store)
     out = []
@@ -172,22 +173,32 @@ def store_frontiers(store: ResultsStore, time_limit: float | None = None) -> Sto
         name = iid[:8] if instance is None else hooks.display_name(instance)
         item = InstanceFrontiers(family, iid, name, cells, instance=instance)
         if instance is not None and hooks.frontier_bounds is not None:
-            registered = methods(family)
-            refs = [
-                r.frontier for _, r in cells
-                if getattr(registered.get(r.method), "exact", False)
-            ]  # fmt: skip
-            pairs = _deadline_pairs(store, family, iid, instance, hooks.positive_objective)
-            item.frontiers = [
-                (key, bounded_frontier(r, instance, hooks, refs, time_limit, pairs))
-                for key, r in cells
-            ]
-            lo = min(p.makespan_s for _, r in cells for p in r.frontier)
-            hi = max(p.makespan_s for _, r in cells for p in r.frontier)
-            item.grid_s = np.linspace(lo, hi, PLOT_GRID) if hi > lo else np.array([lo])
-            item.grid_bound = hooks.frontier_bounds(instance, item.grid_s, refs, time_limit, pairs)
+            try:
+                _bound(store, item, hooks, time_limit)
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+                problems.append(f"{family} {name}: frontier bounds skipped: "
+                                f"{type(exc).__name__}: {str(exc)[:200]}")  # fmt: skip
+                item.frontiers = cells
         out.append(item)
     return StoreFrontiers(out, problems)
+
+
+def _bound(
+    store: ResultsStore, item: InstanceFrontiers, hooks: FamilyHooks, time_limit: float | None
+) -> None:
+    """Bound the frontiers of ``item`` in place and take the bound on the plot grid."""
+    cells, instance = item.frontiers, item.instance
+    registered = methods(item.family)
+    refs = [r.frontier for _, r in cells if getattr(registered.get(r.method), "exact", False)]
+    pairs = _deadline_pairs(store, item.family, item.instance_id, instance,
+                            hooks.positive_objective)  # fmt: skip
+    item.frontiers = [
+        (key, bounded_frontier(r, instance, hooks, refs, time_limit, pairs)) for key, r in cells
+    ]
+    lo = min(p.makespan_s for _, r in cells for p in r.frontier)
+    hi = max(p.makespan_s for _, r in cells for p in r.frontier)
+    item.grid_s = np.linspace(lo, hi, PLOT_GRID) if hi > lo else np.array([lo])
+    item.grid_bound = hooks.frontier_bounds(instance, item.grid_s, refs, time_limit, pairs)
 
 
 def _deadline_pairs(
