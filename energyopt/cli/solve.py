@@ -104,6 +104,8 @@ def _solve(args: argparse.Namespace) -> int:
     from energyopt.core.instance import load_instance
     from energyopt.core.registry import check_options, get_method, solve
 
+    if args.full_frontier and not args.json:
+        raise ValueError("--full-frontier: only with --json (the table prints a summary)")
     instance = load_instance(args.instance)
     if args.deadline is not None:
         if not hasattr(instance, "with_deadline"):

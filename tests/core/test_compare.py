@@ -54,6 +54,8 @@ def test_cli_json_summarises_the_frontier_unless_asked(capsys):
     full = json.loads(capsys.readouterr().out)
     assert len(full["frontier"]) == short["frontier_points"]
     assert all(p["bound"] is not None for p in full["frontier"])
+    assert main(["solve", str(FILE), "-m", "perseus", "--full-frontier"]) == 2
+    assert "--full-frontier: only with --json" in capsys.readouterr().err
 
 
 def test_an_objective_below_the_best_bound_is_named_a_bug():
