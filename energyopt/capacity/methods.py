@@ -108,6 +108,7 @@ def solve_highs(
         rel_gap=rel_gap,
         threads=threads,
         warm_start=start,
+        solver_options=_milp.HIGHS_OPTIONS if solver == "highs" else None,
         tee=tee,
     )
     assignment = None
