@@ -5,7 +5,8 @@ set of rules holds everywhere:
 
 - a bool is never a number (JSON ``true`` is not ``1``);
 - an integer field takes an ``int``, or a ``float`` that is integral (``2.0``), never
-  ``2.5`` and never the string ``"2"``;
+  ``2.5`` and never the string ``"2"``; like a number, it is at most ``MAX_MAGNITUDE``
+  in absolute value even where the field sets no maximum (a 400-digit clock);
 - a number field takes an ``int`` or a ``float``; it must be finite unless the caller
   allows infinity, and a huge integer (``10**400``) is an error, not an OverflowError;
 - a finite number is at most ``MAX_MAGNITUDE`` in absolute value, so that products
@@ -68,6 +69,8 @@ def integer(
         result = int(x)
     else:
         raise fail(field, value, f"must be an integer, not {kind_of(value)}")
+    if abs(result) > MAX_MAGNITUDE:  # even where no maximum is set: no datum is this big
+        raise fail(field, value, f"is too large (at most {MAX_MAGNITUDE:g} in absolute value)")
     if minimum is not None and result < minimum:
         raise fail(field, value, f"must be >= {minimum}")
     if maximum is not None and result > maximum:

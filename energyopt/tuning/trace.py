@@ -27,6 +27,7 @@ line and the field. Documented skipping (never silent, recorded in
 from __future__ import annotations
 
 import dataclasses
+import io
 import math
 from pathlib import Path
 
@@ -34,8 +35,9 @@ import numpy as np
 import pandas as pd
 
 from energyopt.core import validate as V
+from energyopt.core.files import read_csv_text
 from energyopt.core.instance import InstanceError
-from energyopt.profiles.readers import ZEUS_POWER_COLUMNS
+from energyopt.profiles.readers import MAX_ROWS, ZEUS_POWER_COLUMNS
 from energyopt.tuning.instance import TuningInstance
 
 # The Zeus summary_power_<gpu>.csv columns, defined once beside the profile readers.
@@ -78,13 +80,19 @@ PAPER_WORKLOADS: dict[str, WorkloadSpec] = {
 }
 
 
-def _read(source: str | Path | pd.DataFrame, what: str) -> tuple[pd.DataFrame, str]:
+def _read(
+    source: str | Path | pd.DataFrame, what: str, **csv_options: object
+) -> tuple[pd.DataFrame, str]:
     if isinstance(source, pd.DataFrame):
         return source.copy(), f"<{what} DataFrame>"
     path = Path(source)
+    # Checked before pandas parses it: a regular file, bounded size and rows, a sane
+    # header, and no truncated row (which pandas would fill with NaN: a "never reached"
+    # target_epoch).
+    text = read_csv_text(path, max_rows=MAX_ROWS, what=what)
     try:
-        return pd.read_csv(path), str(path)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        return pd.read_csv(io.StringIO(text), **csv_options), str(path)  # type: ignore[call-overload]
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         raise InstanceError(f"{path}: cannot read as CSV: {V.one_line(exc)}") from None
 
 
@@ -177,7 +185,14 @@ def read_train_trace(source: str | Path | pd.DataFrame) -> pd.DataFrame:
         Missing columns, no rows, NaN ``target_metric``, negative or fractional
         ``target_epoch``, bad batch size (naming the line).
     """
-    df, where = _read(source, "train trace")
+    # Only a written "nan" target_epoch is a run that never reached the target; an empty
+    # cell is missing data, refused like any other.
+    df, where = _read(
+        source,
+        "train trace",
+        keep_default_na=False,
+        na_values={"target_epoch": ["nan", "NaN"]},
+    )
     _require(df, TRAIN_COLUMNS, where)
     df = df.reset_index(drop=True)
     _numeric(df, "batch_size", where, positive=True, integer=True)
