@@ -80,9 +80,7 @@ PAPER_WORKLOADS: dict[str, WorkloadSpec] = {
 }
 
 
-def _read(
-    source: str | Path | pd.DataFrame, what: str, **csv_options: object
-) -> tuple[pd.DataFrame, str]:
+def _read(source: str | Path | pd.DataFrame, what: str) -> tuple[pd.DataFrame, str]:
     if isinstance(source, pd.DataFrame):
         return source.copy(), f"<{what} DataFrame>"
     path = Path(source)
@@ -91,7 +89,7 @@ def _read(
     # target_epoch).
     text = read_csv_text(path, max_rows=MAX_ROWS, what=what)
     try:
-        return pd.read_csv(io.StringIO(text), **csv_options), str(path)  # type: ignore[call-overload]
+        return pd.read_csv(io.StringIO(text)), str(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
         raise InstanceError(f"{path}: cannot read as CSV: {V.one_line(exc)}") from None
 
@@ -185,14 +183,7 @@ def read_train_trace(source: str | Path | pd.DataFrame) -> pd.DataFrame:
         Missing columns, no rows, NaN ``target_metric``, negative or fractional
         ``target_epoch``, bad batch size (naming the line).
     """
-    # Only a written "nan" target_epoch is a run that never reached the target; an empty
-    # cell is missing data, refused like any other.
-    df, where = _read(
-        source,
-        "train trace",
-        keep_default_na=False,
-        na_values={"target_epoch": ["nan", "NaN"]},
-    )
+    df, where = _read(source, "train trace")
     _require(df, TRAIN_COLUMNS, where)
     df = df.reset_index(drop=True)
     _numeric(df, "batch_size", where, positive=True, integer=True)
