@@ -212,7 +212,9 @@ RAW_PYTHON = re.compile(
 #: Errors about the file as a whole, which name no field because there is none yet.
 WHOLE_FILE = re.compile(
     r"not valid JSON|nested too deeply|not a text file|expected a JSON object|cannot read|"
-    r"field 'family'|no rows|missing column|cannot read as CSV"
+    r"field 'family'|no rows|missing column|cannot read as CSV|"
+    # core/files.py: what the file is, before any field is read
+    r"not a regular|not text|not UTF-8 text|header|more than \d+ rows|MiB, the most|not CSV"
 )
 
 
