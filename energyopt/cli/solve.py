@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 import energyopt.cli as _cli
+from energyopt.cli.errors import seed_argument
 
 
 def register(sub: Any) -> None:
@@ -28,7 +29,7 @@ def register(sub: Any) -> None:
         "(overrides the file's)",
     )
     p.add_argument("--time-limit", type=float, default=None, help="seconds per method")
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--seed", type=seed_argument, default=None)
     add_option_argument(p, "method option, VALUE parsed as JSON when it can be (repeatable)")
     p.add_argument(
         "--solver",

@@ -14,6 +14,7 @@ from energyopt.core.errors import EvaluationMismatchError
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.core.validate import options_like_defaults
+from energyopt.core.validate import seed as check_seed
 
 if TYPE_CHECKING:
     from energyopt.core.family import FamilyHooks
@@ -201,6 +202,7 @@ def solve(
     if family is None:
         raise TypeError(f"{type(instance).__name__} is not a problem instance (no .family)")
     m = get_method(family, method)
+    seed = check_seed(seed)  # one rule for every method: None or 0..2^31-1
     if time_limit is not None and not time_limit > 0:
         raise ValueError(f"time_limit must be positive, got {time_limit!r}")
     unknown = unknown_options(m, options)

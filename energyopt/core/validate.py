@@ -232,6 +232,20 @@ def options_like_defaults(function: Any, options: dict[str, Any]) -> None:
             string(field, value, nonempty=False)
 
 
+#: The largest seed: every solver takes it (HiGHS and CP-SAT seeds are 32-bit ints).
+MAX_SEED = 2**31 - 1
+
+
+def seed(value: Any, field: str = "seed") -> int | None:
+    """A random seed: ``None``, or an integer in ``0..MAX_SEED`` (the one rule for all
+    methods; ``-5`` or ``2.5`` is refused before any work, never by one method only)."""
+    if value is None:
+        return None
+    if _is_bool(value) or not isinstance(value, numbers.Integral):
+        raise fail(field, value, f"must be a non-negative integer, not {kind_of(value)}")
+    return integer(field, value, minimum=0, maximum=MAX_SEED)
+
+
 def required(data: dict, key: str, where: str = "") -> Any:
     """``data[key]``; an :class:`InstanceError` naming the key when it is absent."""
     if key not in data:
@@ -255,6 +269,24 @@ def csv_cell(value: Any) -> Any:
         return value.item()  # numpy scalar -> Python scalar
     except (AttributeError, ValueError):
         return value
+
+
+def count_text(n: int, exact_up_to: int = 10**9) -> str:
+    """A count for a message: ``"1,234"``, or ``"more than 10^N"`` for a huge one.
+
+    A product of option counts can have thousands of digits (and Python refuses to
+    print an integer of more than 4,300), so beyond ``exact_up_to`` only the power of
+    ten is shown.
+
+    >>> count_text(1234), count_text(10**40), count_text(10**40 + 1)
+    ('1,234', '10^40', 'more than 10^40')
+    """
+    if n <= exact_up_to:
+        return f"{n:,}"
+    k = int((n.bit_length() - 1) * math.log10(2))  # 10^k <= n, perhaps not the largest
+    while 10 ** (k + 1) <= n:
+        k += 1
+    return f"10^{k}" if n == 10**k else f"more than 10^{k}"
 
 
 def one_line(text: str, limit: int = 200) -> str:
