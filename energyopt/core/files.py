@@ -65,6 +65,16 @@ def _mib(n: int) -> str:
     return f"{n / 2**20:.3g} MiB"
 
 
+def check_regular(path: str | Path, what: str = "file") -> None:
+    """Refuse ``path`` unless it is an existing regular file (it is not opened)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise InstanceError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise InstanceError(f"{path}: is {_kind(mode)}, not a regular {what}")
+
+
 def read_bytes(path: str | Path, *, cap: int, what: str = "file") -> bytes:
     """The bytes of the regular file ``path``, at most ``cap`` of them.
 
@@ -75,10 +85,8 @@ def read_bytes(path: str | Path, *, cap: int, what: str = "file") -> bytes:
         than ``cap`` bytes (counted as read, not as ``stat`` reports).
     """
     where = str(path)
+    check_regular(path, what)
     try:
-        mode = os.stat(path).st_mode
-        if not stat.S_ISREG(mode):
-            raise InstanceError(f"{where}: is {_kind(mode)}, not a regular {what}")
         flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
         fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from energyopt.core.files import check_regular
 from energyopt.core.instance import InstanceError
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.options import OptionTable
@@ -156,8 +157,7 @@ def read_any_profile(path: str | Path) -> pd.DataFrame:
     as ``energyopt profile --out`` writes it).
     """
     path = Path(path)
-    if not path.is_file():
-        raise InstanceError(f"{path}: no such profile file")
+    check_regular(path, "profile")  # a FIFO would block the header read below
     if path.suffix.lower() != ".parquet":
         try:
             with path.open(encoding="utf-8", errors="replace") as f:
