@@ -31,6 +31,7 @@ import pandas as pd
 from energyopt.bench.escape import csv_frame, markdown_items, markdown_text
 from energyopt.bench.frames import read_frontiers, read_results
 from energyopt.bench.store import ResultsStore
+from energyopt.core.files import atomic_write, write_text
 from energyopt.core.gap import gap
 
 #: A gap below minus this is an objective under a proven bound: a bug.
@@ -539,8 +540,8 @@ def write_report(report: Report, out_dir: str | Path, *, store_name: str = "") -
     out = Path(out_dir)
     (out / "plots").mkdir(parents=True, exist_ok=True)
     paths = {"markdown": out / "summary.md", "html": out / "index.html", "csv": out / "cells.csv"}
-    paths["markdown"].write_text(render_markdown(report, store_name))
-    paths["html"].write_text(render_html(report, store_name))
+    write_text(paths["markdown"], render_markdown(report, store_name), "report")
+    write_text(paths["html"], render_html(report, store_name), "report")
     cols = [
         "family", "suite", "instance_id", "instance_name", "instance", "method", "seed",
         "time_limit_s", "outcome", "termination", "status", "objective", "bound",
@@ -548,7 +549,8 @@ def write_report(report: Report, out_dir: str | Path, *, store_name: str = "") -
         "solver_version", "run_id",
     ]  # fmt: skip
     cells = csv_frame(pd.DataFrame(report.cells, columns=cols))  # no spreadsheet formulas
-    cells.to_csv(paths["csv"], index=False, lineterminator="\n")
+    with atomic_write(paths["csv"], "report") as handle:
+        cells.to_csv(handle, index=False, lineterminator="\n")
     for name, png in report.plots.items():
         (out / "plots" / name).write_bytes(png)
     return paths

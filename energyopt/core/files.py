@@ -196,7 +196,10 @@ def atomic_write(path: str | Path, what: str = "output", *, mode: str = "w") -> 
     tmp_name = None
     try:
         fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        with os.fdopen(fd, mode) as handle:
+        # Text as UTF-8 and newlines as given, whatever the locale: bytes that
+        # ``instances verify`` compares must not depend on the machine.
+        text_options = {} if "b" in mode else {"encoding": "utf-8", "newline": ""}
+        with os.fdopen(fd, mode, **text_options) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
