@@ -92,20 +92,21 @@ def read_zeus_power_trace(path: str | Path, *, gpu: str | None = None) -> pd.Dat
     name = gpu or re.sub(r"^summary_power_", "", path.stem)
     rows = []
     seen: set[tuple[str, int, str, float]] = set()
-    for idx in df.index:
-        t = _number(path, df, idx, "time_per_epoch", positive=True)
-        p = _number(path, df, idx, "average_power")
-        pl = _number(path, df, idx, "power_limit", positive=True)
+    # Row tuples, not df.at per cell: a trace at the row cap is read in seconds.
+    table = df[list(ZEUS_POWER_COLUMNS)].itertuples(index=False, name=None)
+    for k, (dataset, network, raw_bs, optimizer, raw_pl, raw_t, raw_p) in enumerate(table):
         try:
-            bs = V.integer("batch_size", V.csv_cell(df.at[idx, "batch_size"]), minimum=1)
+            t = V.positive("time_per_epoch", V.csv_cell(raw_t))
+            p = V.nonneg("average_power", V.csv_cell(raw_p))
+            pl = V.positive("power_limit", V.csv_cell(raw_pl))
+            bs = V.integer("batch_size", V.csv_cell(raw_bs), minimum=1)
         except InstanceError as exc:
-            raise InstanceError(f"{path}, line {idx + 2}: {exc}") from None
-        workload = f"{df.at[idx, 'dataset']}/{df.at[idx, 'network']}"
-        optimizer = str(df.at[idx, "optimizer"])
-        key = (workload, int(bs), optimizer, pl)
+            raise InstanceError(f"{path}, line {k + 2}: {exc}") from None
+        workload, optimizer = f"{dataset}/{network}", str(optimizer)
+        key = (workload, bs, optimizer, pl)
         if key in seen:  # stop here: the rest of a long file need not be read
             raise InstanceError(
-                f"{path}, line {idx + 2}: (dataset, network, batch_size, optimizer, "
+                f"{path}, line {k + 2}: (dataset, network, batch_size, optimizer, "
                 "power_limit) repeats an earlier row"
             )
         seen.add(key)
@@ -116,7 +117,7 @@ def read_zeus_power_trace(path: str | Path, *, gpu: str | None = None) -> pd.Dat
                 knob_value=pl,
                 workload=workload,
                 operation="epoch",
-                batch_size=int(bs),
+                batch_size=bs,
                 time_s=t,
                 energy_j=p * t,
                 samples=1,
