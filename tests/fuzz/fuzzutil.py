@@ -288,3 +288,12 @@ def mutate_csv(
         return f"truncated at {cut}", text[:cut], False
     junk = rng.choice(["x" * 150_000, "a,b\n1,2,3,4,5,6\n", "", "\x00\xff" * 50, '"unclosed,1\n'])
     return f"junk file ({len(junk)} characters)", junk, True
+
+
+#: One smoke instance per family, with a method that solves it at once.
+SMOKE_FILES = {
+    "pipeline": ("instances/pipeline/smoke/001-random-dag-n6-k3-seed0.json", "envpipe"),
+    "capacity": ("instances/capacity/smoke/000-random-point-0-work-conserving.json", "fifo"),
+    "powercap": ("instances/powercap/smoke/000-random-event-j3-g8x4-eta0-5-seed1.json", "greedy"),
+    "tuning": ("instances/tuning/smoke/000-synthetic-1.json", "default"),
+}

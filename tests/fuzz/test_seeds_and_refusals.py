@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fuzzutil import SMOKE_FILES
 
 import energyopt
 from energyopt.cli import main
@@ -12,12 +13,7 @@ from energyopt.core.status import TerminationReason
 from energyopt.pipeline import synthetic_instance
 
 ROOT = Path(__file__).resolve().parents[2]
-FILES = {
-    "pipeline": ("instances/pipeline/smoke/001-random-dag-n6-k3-seed0.json", "envpipe"),
-    "capacity": ("instances/capacity/smoke/000-random-point-0-work-conserving.json", "fifo"),
-    "powercap": ("instances/powercap/smoke/000-random-event-j3-g8x4-eta0-5-seed1.json", "greedy"),
-    "tuning": ("instances/tuning/smoke/000-synthetic-1.json", "default"),
-}
+FILES = SMOKE_FILES
 
 
 @pytest.mark.parametrize("family", sorted(FILES))
