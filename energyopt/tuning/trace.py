@@ -27,7 +27,6 @@ line and the field. Documented skipping (never silent, recorded in
 from __future__ import annotations
 
 import dataclasses
-import io
 import math
 from pathlib import Path
 
@@ -35,9 +34,8 @@ import numpy as np
 import pandas as pd
 
 from energyopt.core import validate as V
-from energyopt.core.files import read_csv_text
 from energyopt.core.instance import InstanceError
-from energyopt.profiles.readers import MAX_ROWS, ZEUS_POWER_COLUMNS
+from energyopt.profiles.readers import MAX_ROWS, ZEUS_POWER_COLUMNS, read_csv_table
 from energyopt.tuning.instance import TuningInstance
 
 # The Zeus summary_power_<gpu>.csv columns, defined once beside the profile readers.
@@ -83,15 +81,10 @@ PAPER_WORKLOADS: dict[str, WorkloadSpec] = {
 def _read(source: str | Path | pd.DataFrame, what: str) -> tuple[pd.DataFrame, str]:
     if isinstance(source, pd.DataFrame):
         return source.copy(), f"<{what} DataFrame>"
-    path = Path(source)
-    # Checked before pandas parses it: a regular file, bounded size and rows, a sane
-    # header, and no truncated row (which pandas would fill with NaN: a "never reached"
-    # target_epoch).
-    text = read_csv_text(path, max_rows=MAX_ROWS, what=what)
-    try:
-        return pd.read_csv(io.StringIO(text)), str(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
-        raise InstanceError(f"{path}: cannot read as CSV: {V.one_line(exc)}") from None
+    # Checked before pandas parses it (a regular file, bounded size and rows, a sane
+    # header, no truncated row, which pandas would fill with NaN: a "never reached" run);
+    # the columns are checked by the caller.
+    return read_csv_table(Path(source), (), max_rows=MAX_ROWS), str(source)
 
 
 def _require(df: pd.DataFrame, columns: tuple[str, ...], where: str) -> None:
