@@ -143,7 +143,7 @@ def test_formulation_doc_and_code_cite_the_same_relaxation_equations():
 
     from energyopt.pipeline.relaxation import hull as relaxation
 
-    doc = (Path(__file__).resolve().parents[2] / "formulations" / "pem.md").read_text()
+    doc = (Path(__file__).resolve().parents[3] / "formulations" / "pem.md").read_text()
     tag = re.compile(r"PEM-R(\d)")
     assert {m.group(1) for m in tag.finditer(doc)} == set("1234567")
     code = {m.group(1) for m in tag.finditer(inspect.getsource(relaxation))}

@@ -1,5 +1,5 @@
 """ZeusGlobal and ZeusPerStage (Perseus 6.4): hand checks, never below the optimum, the
-same plans as the straightforward reference (tests/pipeline/zeus_reference.py), and the
+same plans as the straightforward reference (tests/pipeline/baselines/zeus_reference.py), and the
 time limit."""
 
 import dataclasses
@@ -28,11 +28,11 @@ from energyopt.pipeline.exact.bruteforce import brute_force
 from energyopt.pipeline.generators import nonmonotone_instance
 from energyopt.pipeline.paretoset import best_at
 from energyopt.pipeline.schedules import Computation
-from tests.pipeline import zeus_reference as ref
+from tests.pipeline.baselines import zeus_reference as ref
 
 METHODS = ("zeus-global", "zeus-per-stage", "zeus-global-power", "zeus-per-stage-power")
 INSTANCE_FILES = sorted(
-    (Path(__file__).resolve().parents[2] / "instances" / "pipeline").glob("*/*.json")
+    (Path(__file__).resolve().parents[3] / "instances" / "pipeline").glob("*/*.json")
 )
 GPT3_8X96 = "instances/pipeline/paper/012-gpt3-175b-a100-1f1b-8x96-t1.json"
 

@@ -27,7 +27,7 @@ from energyopt.pipeline.relaxation.hull import (
     upper_envelope,
 )
 
-PAPER = Path(__file__).resolve().parents[2] / "instances" / "pipeline" / "paper"
+PAPER = Path(__file__).resolve().parents[3] / "instances" / "pipeline" / "paper"
 FREE_4X8 = PAPER / "004-synthetic-1f1b-4x8-k10-seed0.json"
 
 

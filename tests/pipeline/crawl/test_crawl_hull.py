@@ -161,7 +161,7 @@ def test_a_crawl_stopped_early_still_meets_the_deadline():
 
     import energyopt
 
-    root = Path(__file__).resolve().parents[2] / "instances/pipeline/paper"
+    root = Path(__file__).resolve().parents[3] / "instances/pipeline/paper"
     inst = energyopt.load_instance(root / "002-synthetic-1f1b-8x48-k10-seed0.json")
     for cost_model in ("hull", "both"):
         r = energyopt.solve(inst, "perseus", time_limit=0.05, cost_model=cost_model)

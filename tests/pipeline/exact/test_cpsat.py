@@ -15,7 +15,7 @@ from energyopt.pipeline.evaluator import deadline_between, fastest_choice
 from energyopt.pipeline.exact import cpsat as _cpsat
 from energyopt.pipeline.schedules import Computation
 
-PAPER = Path(__file__).resolve().parents[2] / "instances" / "pipeline" / "paper"
+PAPER = Path(__file__).resolve().parents[3] / "instances" / "pipeline" / "paper"
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ from energyopt.pipeline.dag import CompactDag
 from energyopt.pipeline.exact.bruteforce import brute_force
 from energyopt.pipeline.schedules import Computation
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "perseus-sosp24"
+DATA = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "perseus-sosp24"
 PROFILE = DATA / "gpt3-175b+a100_sxm_bf16.csv"
 ENVPIPE_FILE = DATA / "envpipe_result_gpt3-175b_a100_sxm.csv"
 

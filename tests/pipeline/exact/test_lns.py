@@ -19,7 +19,7 @@ from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.options import OptionTable
 from energyopt.pipeline.schedules import Computation
 
-PAPER = Path(__file__).resolve().parents[2] / "instances" / "pipeline" / "paper"
+PAPER = Path(__file__).resolve().parents[3] / "instances" / "pipeline" / "paper"
 
 
 def _chain(deadline_s: float) -> PemInstance:
