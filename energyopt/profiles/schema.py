@@ -186,18 +186,12 @@ def read_profile(path: str | Path) -> pd.DataFrame:
 
     import pandas as pd
 
-    from energyopt.core.files import MAX_COLUMNS, MAX_CSV_BYTES, read_bytes, read_csv_text
+    from energyopt.core.files import MAX_CSV_BYTES, read_bytes, read_csv_text
 
     path = Path(path)
     try:
         if path.suffix == ".parquet":
-            data = read_bytes(path, cap=MAX_CSV_BYTES, what="profile")
-            df = pd.read_parquet(io.BytesIO(data))
-            if len(df.columns) > MAX_COLUMNS or len(df) > MAX_PROFILE_ROWS:
-                raise InstanceError(
-                    f"{path}: {len(df)} rows x {len(df.columns)} columns, more than a profile "
-                    f"may hold ({MAX_PROFILE_ROWS} x {MAX_COLUMNS})"
-                )
+            df = _read_parquet(path, read_bytes(path, cap=MAX_CSV_BYTES, what="profile"))
         else:
             text = read_csv_text(path, max_rows=MAX_PROFILE_ROWS, what="profile")
             df = pd.read_csv(io.StringIO(text))
@@ -224,3 +218,21 @@ def read_profile(path: str | Path) -> pd.DataFrame:
                 f"{meta}: not a JSON object of metadata ({V.one_line(exc)})"
             ) from None
     return df
+
+
+def _read_parquet(path: Path, data: bytes) -> pd.DataFrame:
+    """A Parquet profile whose size, from its footer, is checked before it is decoded
+    (a few MiB of compressed data can unpack to gigabytes)."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    from energyopt.core.files import MAX_COLUMNS
+
+    meta = pq.ParquetFile(io.BytesIO(data)).metadata
+    if meta.num_columns > MAX_COLUMNS or meta.num_rows > MAX_PROFILE_ROWS:
+        raise InstanceError(
+            f"{path}: {meta.num_rows} rows x {meta.num_columns} columns, more than a profile "
+            f"may hold ({MAX_PROFILE_ROWS} x {MAX_COLUMNS})"
+        )
+    return pq.read_table(io.BytesIO(data)).to_pandas()

@@ -303,3 +303,21 @@ def test_write_profile_leaves_no_partial_file(tmp_path: Path, monkeypatch) -> No
     with pytest.raises(OutputPathError, match=r"out\.csv: cannot write the profile: No space"):
         write_profile(df, out)
     assert not out.exists()
+
+
+def test_parquet_profile_size_is_checked_from_its_footer(tmp_path: Path) -> None:
+    # 100,001 rows compress to ~10 kB: the footer's row count is checked before decoding.
+    pytest.importorskip("pyarrow")
+    from energyopt.profiles.schema import MAX_PROFILE_ROWS
+
+    n = MAX_PROFILE_ROWS + 1
+    df = pd.DataFrame({"gpu": ["A"] * n, "knob": "sm_clock_mhz", "knob_value": 1410,
+                       "workload": "w", "operation": "f", "batch_size": 0, "time_s": 0.1,
+                       "energy_j": 1.0, "samples": 1, "source": "nvml"})  # fmt: skip
+    path = tmp_path / "big.parquet"
+    df.to_parquet(path)
+    with pytest.raises(InstanceError, match=f"{n} rows x 10 columns, more than a profile"):
+        read_profile(path)
+    (tmp_path / "junk.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(InstanceError, match=r"junk\.parquet: cannot read profile"):
+        read_profile(tmp_path / "junk.parquet")
