@@ -223,6 +223,15 @@ def write_text(path: str | Path, text: str, what: str = "output") -> None:
 
 
 def _umask() -> int:
+    """The process umask; read from ``/proc`` where it can be, since setting it to read
+    it (the portable way) races with threads creating files meanwhile."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
     mask = os.umask(0)
     os.umask(mask)
     return mask
