@@ -28,8 +28,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from energyopt.bench.escape import csv_frame, markdown_items, markdown_text
 from energyopt.bench.frames import read_frontiers, read_results
 from energyopt.bench.store import ResultsStore
+from energyopt.core.files import atomic_write, write_text
 from energyopt.core.gap import gap
 
 #: A gap below minus this is an objective under a proven bound: a bug.
@@ -416,11 +418,11 @@ def _flag(row: dict[str, Any]) -> str:
 
 def _markdown(table: dict) -> str:
     lines = [
-        "| " + " | ".join(table["head"]) + " |",
+        "| " + " | ".join(map(markdown_text, table["head"])) + " |",
         "|" + "|".join("---" for _ in table["head"]) + "|",
     ]
     for cells, flag in table["rows"]:
-        cells = [c.replace("|", "\\|") for c in cells]
+        cells = [markdown_text(c) for c in cells]
         if flag:
             cells[0] = f"{cells[0]} **{flag}**"
         lines.append("| " + " | ".join(cells) + " |")
@@ -511,16 +513,16 @@ def render_html(report: Report, store_name: str = "") -> str:
 def render_markdown(report: Report, store_name: str = "") -> str:
     """The report as Markdown (plots linked from ``plots/``)."""
     ctx = _context(report, store_name)
-    md = [f"# Gap report{f': {store_name}' if store_name else ''}", "", INTRO, ""]
+    md = [f"# Gap report{f': {markdown_text(store_name)}' if store_name else ''}", "", INTRO, ""]
     md += [f"{ctx['n_cells']} cells from {len(report.runs)} run(s): "
-           + ", ".join(r["run_id"] for r in report.runs), ""]  # fmt: skip
+           + ", ".join(markdown_text(r["run_id"]) for r in report.runs), ""]  # fmt: skip
     if report.bugs:
-        md += ["## Contradictions (bugs)", ""] + [f"- {b}" for b in report.bugs] + [""]
+        md += ["## Contradictions (bugs)", "", *markdown_items(report.bugs), ""]
     if report.problems:
-        md += ["## Unreadable cells (skipped)", ""] + [f"- {p}" for p in report.problems] + [""]
+        md += ["## Unreadable cells (skipped)", "", *markdown_items(report.problems), ""]
     for fam in ctx["families"]:
-        md += [f"## {fam['name']}", ""]
-        md += [f"- instance source: {_short(s, 200)}" for s in fam["sources"][:8]]
+        md += [f"## {markdown_text(fam['name'])}", ""]
+        md += [f"- instance source: {markdown_text(_short(s, 200))}" for s in fam["sources"][:8]]
         md += ["", "### Per method", "", _markdown(fam["summary"]), ""]
         if fam["frontiers"]["rows"]:
             md += ["### Frontiers", "", _markdown(fam["frontiers"]), ""]
@@ -529,7 +531,7 @@ def render_markdown(report: Report, store_name: str = "") -> str:
             md += ["### Plots", ""] + [f"![{p['name']}](plots/{p['name']})" for p in fam["plots"]]
             md.append("")
     if ctx["failures"]:
-        md += ["## Failed cells", ""] + [f"- {f}" for f in ctx["failures"]] + [""]
+        md += ["## Failed cells", "", *markdown_items(ctx["failures"]), ""]
     return "\n".join(md) + "\n"
 
 
@@ -538,15 +540,17 @@ def write_report(report: Report, out_dir: str | Path, *, store_name: str = "") -
     out = Path(out_dir)
     (out / "plots").mkdir(parents=True, exist_ok=True)
     paths = {"markdown": out / "summary.md", "html": out / "index.html", "csv": out / "cells.csv"}
-    paths["markdown"].write_text(render_markdown(report, store_name))
-    paths["html"].write_text(render_html(report, store_name))
+    write_text(paths["markdown"], render_markdown(report, store_name), "report")
+    write_text(paths["html"], render_html(report, store_name), "report")
     cols = [
         "family", "suite", "instance_id", "instance_name", "instance", "method", "seed",
         "time_limit_s", "outcome", "termination", "status", "objective", "bound",
         "useful_bound", "best_bound", "gap_to_best_bound", "runtime_s", "wall_s", "solver",
         "solver_version", "run_id",
     ]  # fmt: skip
-    pd.DataFrame(report.cells, columns=cols).to_csv(paths["csv"], index=False, lineterminator="\n")
+    cells = csv_frame(pd.DataFrame(report.cells, columns=cols))  # no spreadsheet formulas
+    with atomic_write(paths["csv"], "report") as handle:
+        cells.to_csv(handle, index=False, lineterminator="\n")
     for name, png in report.plots.items():
         (out / "plots" / name).write_bytes(png)
     return paths

@@ -163,6 +163,13 @@ class CapacityInstance(InstanceBase):
         for i, job in enumerate(self.jobs):
             f = f"jobs[{i}]"
             _validate_job(job, f, max_gpus)
+            # Every job in the system at a rescheduling point has arrived by then.
+            check(
+                job.arrival_s <= self.now_s,
+                f"{f}.arrival_s",
+                job.arrival_s,
+                f"after the rescheduling point now_s = {self.now_s:g} (not arrived yet)",
+            )
             if job.running is not None:
                 n, g = self._validate_running(job, f)
                 used[n] += g

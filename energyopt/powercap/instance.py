@@ -224,6 +224,8 @@ class PowercapInstance(InstanceBase):
         """The cap fraction, P_max, idle power and the waiting estimate, as floats."""
         eta = finite_nonneg("eta", self.eta)
         check(eta > 0, "eta", self.eta, "must be positive (the cap is eta * G * P_max)")
+        # A fraction of the cluster's peak power (Eq. 19): above 1 the cap never binds.
+        check(eta <= 1, "eta", self.eta, "must lie in (0, 1] (a fraction of G * P_max)")
         object.__setattr__(self, "eta", eta)
         pmax = finite_nonneg("p_max_w", self.p_max_w)
         check(pmax > 0, "p_max_w", self.p_max_w, "must be positive")

@@ -15,6 +15,7 @@ the field.
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from energyopt.core import validate as V
+from energyopt.core.files import read_csv_text
 from energyopt.core.instance import InstanceError
 from energyopt.profiles.schema import KNOBS, profile_row, validate_profile
 
@@ -38,22 +40,26 @@ ZEUS_MONITOR_COLUMNS = ("start_time", "window_name", "elapsed_time")
 
 
 #: The most rows read from one trace or log (the published Zeus traces have ~2,000).
-MAX_ROWS = 1_000_000
+MAX_ROWS = 100_000
 
 
 def read_csv_table(path: Path, expected: tuple[str, ...], *, max_rows: int) -> pd.DataFrame:
-    """A CSV file with at least the ``expected`` columns and one row; one-line errors."""
+    """A CSV file with at least the ``expected`` columns and one row; one-line errors.
+
+    The file is checked before pandas parses it (:func:`energyopt.core.files.read_csv_text`:
+    a regular file, a bounded size, a sane header, at most ``max_rows`` rows, no
+    truncated row), so that a hostile file costs at most one pass over its bytes.
+    """
+    text = read_csv_text(path, max_rows=max_rows)
     try:
-        df = pd.read_csv(path, nrows=max_rows + 1)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        df = pd.read_csv(io.StringIO(text))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise InstanceError(f"{path}: cannot read as CSV: {V.one_line(exc)}") from None
     except (ValueError, OverflowError, MemoryError) as exc:
         raise InstanceError(f"{path}: cannot read as CSV: {V.one_line(exc)}") from None
     V.columns(str(path), list(df.columns), expected)
     if df.empty:
         raise InstanceError(f"{path}: no rows")
-    if len(df) > max_rows:
-        raise InstanceError(f"{path}: more than {max_rows} rows")
     return df
 
 
@@ -85,36 +91,40 @@ def read_zeus_power_trace(path: str | Path, *, gpu: str | None = None) -> pd.Dat
     df = _read_csv(path, ZEUS_POWER_COLUMNS)
     name = gpu or re.sub(r"^summary_power_", "", path.stem)
     rows = []
-    for idx in df.index:
-        t = _number(path, df, idx, "time_per_epoch", positive=True)
-        p = _number(path, df, idx, "average_power")
-        pl = _number(path, df, idx, "power_limit", positive=True)
+    seen: set[tuple[str, int, str, float]] = set()
+    # Row tuples, not df.at per cell: a trace at the row cap is read in seconds.
+    table = df[list(ZEUS_POWER_COLUMNS)].itertuples(index=False, name=None)
+    for k, (dataset, network, raw_bs, optimizer, raw_pl, raw_t, raw_p) in enumerate(table):
         try:
-            bs = V.integer("batch_size", V.csv_cell(df.at[idx, "batch_size"]), minimum=1)
+            t = V.positive("time_per_epoch", V.csv_cell(raw_t))
+            p = V.nonneg("average_power", V.csv_cell(raw_p))
+            pl = V.positive("power_limit", V.csv_cell(raw_pl))
+            bs = V.integer("batch_size", V.csv_cell(raw_bs), minimum=1)
         except InstanceError as exc:
-            raise InstanceError(f"{path}, line {idx + 2}: {exc}") from None
+            raise InstanceError(f"{path}, line {k + 2}: {exc}") from None
+        workload, optimizer = f"{dataset}/{network}", str(optimizer)
+        key = (workload, bs, optimizer, pl)
+        if key in seen:  # stop here: the rest of a long file need not be read
+            raise InstanceError(
+                f"{path}, line {k + 2}: (dataset, network, batch_size, optimizer, "
+                "power_limit) repeats an earlier row"
+            )
+        seen.add(key)
         rows.append(
             profile_row(
                 gpu=name,
                 knob="power_limit_w",
                 knob_value=pl,
-                workload=f"{df.at[idx, 'dataset']}/{df.at[idx, 'network']}",
+                workload=workload,
                 operation="epoch",
-                batch_size=int(bs),
+                batch_size=bs,
                 time_s=t,
                 energy_j=p * t,
                 samples=1,
                 source="zeus-trace",
                 power_w=p,
-                optimizer=str(df.at[idx, "optimizer"]),
+                optimizer=optimizer,
             )
-        )
-    dup = pd.DataFrame(rows).duplicated(["workload", "batch_size", "optimizer", "knob_value"])
-    if dup.any():
-        first = int(dup.idxmax())
-        raise InstanceError(
-            f"{path}, line {first + 2}: (dataset, network, batch_size, optimizer, power_limit) "
-            "repeats an earlier row"
         )
     out = validate_profile(pd.DataFrame(rows), str(path))
     out.attrs.update({"source": "zeus-trace", "file": path.name, "gpu": name})

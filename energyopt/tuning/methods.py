@@ -167,18 +167,21 @@ def time_limited_result(
             "incumbent_expected_cost": tail,
             "exact_objective": T * ref.c_star,
             "gap_vs_exact": gap(objective, T * ref.c_star),
+            # The k recurrences replayed: no solution of the whole instance (the evaluator
+            # wants all T), so it is kept here, and the result stores no solution.
+            "replayed_log": log,
         }
     )
     return score(
         HOOKS,
         inst,
         method,
-        log,
+        None,
         # Replayed part by the evaluator (prefix), the rest an expectation from the trace.
         evaluation=Scored(objective),
         termination=TerminationReason.TIME_LIMIT,
         bound=T * ref.c_floor,
-        message=message,
+        message=message + "; no complete replay, so no solution is stored",
         extra=ex,
     )
 
