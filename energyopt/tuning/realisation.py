@@ -10,7 +10,7 @@ are uniform over the recorded paths of ``b``, as in the authors' simulator.
 
 On a realisation two references are computed (:func:`references`):
 
-* the **clairvoyant lower bound**: per recurrence, the least any policy can pay.
+* the **clairvoyant lower bound** (Eq. 14): per recurrence, the least any policy can pay.
   A recurrence ends with a successful run of some ``b`` at its attempt ``k``; its
   ``k`` earlier runs of ``b`` trained at least one epoch each, and no epoch of ``b``
   costs less than ``EpochCost(b, p*(b))`` (a profiled first epoch costs the mean over
@@ -18,7 +18,7 @@ On a realisation two references are computed (:func:`references`):
   ``min_{b, k} (k + Epochs(path(t, b, k))) * EpochCost(b, p*(b))`` over the ``(b, k)``
   whose path reaches the target within ``max_epochs``. Summed over ``t`` this is a
   proven lower bound on the realised cost of every policy on this realisation.
-* the **best fixed arm in hindsight** (the regret reference of the Zeus paper): the
+* the **best fixed arm in hindsight** (Eq. 15, the Zeus paper's regret reference): the
   batch size which, run at its best power limit every recurrence without early
   stopping, costs least on this realisation. A run of a fixed arm that misses the
   target trains ``max_epochs`` and is retried.
