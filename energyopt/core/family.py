@@ -57,6 +57,11 @@ class FamilyHooks:
     simulate
         ``simulate(method_or_policy, **scenario)``: the family's discrete-event
         simulator (:func:`energyopt.core.simulation.simulate`); ``None`` without one.
+    method_applies
+        ``method_applies(instance, method) -> bool``: whether ``method`` runs on this
+        instance, for a family with more than one kind of instance (an event and a
+        whole-trace simulation); the bench plans, and :func:`energyopt.solve` accepts,
+        only those. ``None``: every method applies to every instance.
     seeded_bound
         A result's bound holds for its own seed only (it is proven on the random
         realisation that seed draws, as the tuning replays' clairvoyant bound): the
@@ -80,6 +85,7 @@ class FamilyHooks:
     frontier_time_name: str = "time"
     plots: tuple[str, ...] = ()
     simulate: Callable[..., Any] | None = None
+    method_applies: Callable[[Any, str], bool] | None = None
     seeded_bound: bool = False
     report_sections: Callable[[Sequence[Any], Mapping[str, str]], list[Any]] | None = None
 

@@ -201,6 +201,12 @@ def solve(
     if family is None:
         raise TypeError(f"{type(instance).__name__} is not a problem instance (no .family)")
     m = get_method(family, method)
+    applies = family_hooks(family).method_applies
+    if applies is not None and not applies(instance, method):
+        raise ValueError(
+            f"method {method!r} of family {family!r} does not run on a "
+            f"{type(instance).__name__}; see 'energyopt methods {family}'"
+        )
     if time_limit is not None and not time_limit > 0:
         raise ValueError(f"time_limit must be positive, got {time_limit!r}")
     unknown = unknown_options(m, options)
