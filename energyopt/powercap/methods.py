@@ -201,7 +201,7 @@ def solve_powerflow(
     instance: PowercapScenario, *, time_limit: float | None = None, seed: int | None = None
 ) -> Result:
     """The event simulator with PowerFlow's greedy at every event; mean JCT of the trace."""
-    return simcells.run_policy(HOOKS, instance, "powerflow")
+    return simcells.run_policy(HOOKS, instance, "powerflow", time_limit)
 
 
 @register(
@@ -214,7 +214,7 @@ def solve_powerflow_printed(
     instance: PowercapScenario, *, time_limit: float | None = None, seed: int | None = None
 ) -> Result:
     """The event simulator with Algorithm 1 as printed at every event."""
-    return simcells.run_policy(HOOKS, instance, "powerflow-printed")
+    return simcells.run_policy(HOOKS, instance, "powerflow-printed", time_limit)
 
 
 @register(
