@@ -154,8 +154,7 @@ def simulate(
     keep_points_every
         Keep every k-th rescheduling point (as an instance) in the report.
     max_calls
-        Stop after this many calls (to draw rescheduling points cheaply); the totals
-        then cover the simulated time so far only.
+        Stop after this many calls (to draw points cheaply): totals cover the time so far.
     **options
         Method options (``max_iterations=...``).
 

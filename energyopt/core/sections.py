@@ -55,11 +55,11 @@ def simulation_section(
     names: Mapping[str, str],
     *,
     policies: Collection[str],
-    bound_method: str,
     unit: str,
-    title: str,
     paragraphs: tuple[str, ...],
     extra: tuple[tuple[str, str, str], ...] = (),
+    bound_method: str = "offline-bound",
+    title: str = "Simulations against the offline bound",
 ) -> list[ReportSection]:
     """Each policy's whole-run objective beside the bound method's result on the same
     scenario: the bound and the gap, or why there is none.

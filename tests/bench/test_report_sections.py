@@ -54,3 +54,27 @@ def test_tuning_section_with_references_and_regret_plots(tmp_path):
     assert "Clairvoyant bound, best fixed arm in hindsight and regret" in md
     html = (tmp_path / "report" / "index.html").read_text()
     assert "best fixed arm" in html and section.plots[0].name in html
+
+
+def test_simulation_cells_with_their_offline_bound(tmp_path):
+    # A whole-stream simulation is a cell of its own: the bench plans only the methods of
+    # its kind, and the report shows each policy against the offline bound.
+    from energyopt.capacity.simsuites import scenario_suite
+
+    path = tmp_path / "stream.json"
+    scenario_suite("smoke")[0].to_json(path)
+    store = tmp_path / "r.sqlite"
+    cells = plan_cells(files=[path], time_limit_s=30)
+    assert sorted(c.method for c in cells) == [
+        "offline-bound", "online-edf", "online-fifo", "online-randomized-greedy",
+    ]  # fmt: skip
+    run_bench(cells, store, jobs=1, progress=False)
+    report = build_report(store, plots=False)
+    assert report.bugs == [] and report.problems == []
+    (section,) = report.sections["capacity"]
+    assert len(section.rows) == 3
+    for row in section.rows:
+        assert row[-1].endswith("%") and float(row[-1][:-2]) >= 0  # a numeric gap
+    # The bound cell's bound is every policy cell's best bound.
+    bound = {c["method"]: c for c in report.cells}["offline-bound"]["best_bound"]
+    assert all(c["best_bound"] == bound for c in report.cells)
