@@ -30,6 +30,13 @@ import pandas as pd
 
 from energyopt.bench.escape import csv_frame, markdown_items, markdown_text
 from energyopt.bench.frames import read_frontiers, read_results
+from energyopt.bench.sections import (
+    bound_scope,
+    family_sections,
+    section_context,
+    section_markdown,
+    section_plot_names,
+)
 from energyopt.bench.store import ResultsStore
 from energyopt.core.files import atomic_write, write_text
 from energyopt.core.gap import gap
@@ -58,6 +65,8 @@ class Report:
     """Plot file name -> the family it belongs to."""
     frontier_summary: list[dict[str, Any]] = field(default_factory=list)
     """Per family and method: frontier points, how many carry a proven bound, their gaps."""
+    sections: dict[str, list[Any]] = field(default_factory=dict)
+    """Family -> its own sections (``FamilyHooks.report_sections``)."""
 
     @property
     def cell_frame(self) -> pd.DataFrame:
@@ -102,7 +111,9 @@ def cell_frame(store_path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     cells["useful_bound"] = [
         _nan(useful_bound(o, b)) for o, b in zip(cells["objective"], cells["bound"])
     ]
-    key = ["family", "instance_id"]
+    # Bounds that hold per seed are shared by the cells of that seed only.
+    cells["bound_scope"] = bound_scope(cells)
+    key = ["family", "instance_id", "bound_scope"]
     cells["best_bound"] = cells.groupby(key)["useful_bound"].transform("max")
     best_obj = cells["objective"].where(cells["solved"])
     cells["best_objective"] = best_obj.groupby([cells[k] for k in key]).transform("min")
@@ -133,10 +144,10 @@ def _bugs(cells: pd.DataFrame) -> list[str]:
             f"{c.family} {c.instance}: {c.method} (seed {_seed(c.seed)}) objective "
             f"{c.objective!r} below the best proven bound {c.best_bound!r}"
         )
-    per_instance = cells.groupby(["family", "instance_id"]).agg(
+    per_instance = cells.groupby(["family", "instance_id", "bound_scope"]).agg(
         bound=("best_bound", "first"), best=("best_objective", "first")
     )
-    for (fam, iid), r in per_instance.iterrows():
+    for (fam, iid, _), r in per_instance.iterrows():
         if r.bound > r.best + BUG_TOL * max(1.0, abs(r.best)):
             bugs.append(
                 f"{fam} instance {iid}: best proven bound {r.bound!r} above the best "
@@ -221,8 +232,12 @@ def build_report(store_path: str | Path, *, plots: bool = True) -> Report:
         problems=problems,
         frontier_summary=_records(_frontier_summary(frontier_points)),
     )
+    names = dict(zip(cells["instance_id"], cells["instance"]))
+    report.sections = family_sections(store_path, names, problems)
     if plots:
-        report.plots, report.plot_families = _plots(cells, frontier_points, problems)
+        report.plots, report.plot_families = _plots(
+            cells, frontier_points, problems, report.sections
+        )
     return report
 
 
@@ -262,7 +277,10 @@ def _frontier_bugs(store: ResultsStore, problems: list[str]) -> list[str]:
 
 
 def _plots(
-    cells: pd.DataFrame, frontier_points: pd.DataFrame, problems: list[str]
+    cells: pd.DataFrame,
+    frontier_points: pd.DataFrame,
+    problems: list[str],
+    sections: dict[str, list[Any]] | None = None,
 ) -> tuple[dict[str, bytes], dict[str, str]]:
     """PNG plots per family: gap distribution, performance profiles, heatmap, frontiers."""
     try:
@@ -310,6 +328,9 @@ def _plots(
     for (fam, iid), pts in _first_frontiers(frontier_points, names):
         label = names["instance"].get(iid, iid)
         draw(f"frontier-{iid}.png", fam, eplot.frontier, pts, title=f"frontier: {label}")
+    for fam, secs in (sections or {}).items():
+        for p in (p for s in secs for p in s.plots):
+            draw(p.name, fam, p.draw)
     return plots, owner
 
 
@@ -435,7 +456,12 @@ def _context(report: Report, store_name: str) -> dict[str, Any]:
         unit = objective_unit(fam)
         summary = [r for r in report.summary if r["family"] == fam]
         cells = [c for c in report.cells if c["family"] == fam]
-        fam_plots = [n for n, f in report.plot_families.items() if f == fam and n in report.plots]
+        own = section_plot_names(report.sections)
+        fam_plots = [
+            n
+            for n, f in report.plot_families.items()
+            if f == fam and n in report.plots and n not in own
+        ]
         families.append(
             {
                 "name": fam,
@@ -451,6 +477,9 @@ def _context(report: Report, store_name: str) -> dict[str, Any]:
                 "plots": [
                     {"name": n, "data": base64.b64encode(report.plots[n]).decode("ascii")}
                     for n in sorted(fam_plots, key=_plot_order)
+                ],
+                "sections": [
+                    section_context(s, report.plots) for s in report.sections.get(fam, [])
                 ],
             }
         )
@@ -526,6 +555,8 @@ def render_markdown(report: Report, store_name: str = "") -> str:
         md += ["", "### Per method", "", _markdown(fam["summary"]), ""]
         if fam["frontiers"]["rows"]:
             md += ["### Frontiers", "", _markdown(fam["frontiers"]), ""]
+        for sec in report.sections.get(fam["name"], []):
+            md += section_markdown(sec, report.plots)
         md += ["### Per instance", "", _markdown(fam["cells"]), ""]
         if fam["plots"]:
             md += ["### Plots", ""] + [f"![{p['name']}](plots/{p['name']})" for p in fam["plots"]]

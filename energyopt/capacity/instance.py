@@ -356,9 +356,14 @@ class CapacityInstance(InstanceBase):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CapacityInstance:
-        """Read a rescheduling point from its JSON object, strictly (``core.validate``)."""
+        """Read a rescheduling point from its JSON object, strictly (``core.validate``);
+        a simulation scenario (``"kind": "simulation"``) is read by its own class."""
         data = V.mapping("instance", data)
         V.version(data)
+        if "kind" in data:
+            from energyopt.capacity.scenario import CapacityScenario
+
+            return CapacityScenario.from_dict(data)  # type: ignore[return-value]
         nodes = [
             _node_from_json(n, raw)
             for n, raw in enumerate(V.sequence("nodes", V.required(data, "nodes"), nonempty=True))

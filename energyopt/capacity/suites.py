@@ -6,6 +6,7 @@ Every instance records its generator and seed in ``source``.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from energyopt.capacity.generators import job_stream, random_point, scenario_cluster
 from energyopt.capacity.instance import CapacityInstance
@@ -14,8 +15,17 @@ from energyopt.capacity.simulator import simulate
 SUITES = ("smoke", "paper")
 
 
-def suite(name: str) -> list[CapacityInstance]:
-    """The instances of suite ``name``.
+def suite(name: str) -> list[Any]:
+    """The rescheduling points of suite ``name`` (:func:`point_suite`), then its
+    whole-stream simulation scenarios (:mod:`energyopt.capacity.simsuites`)."""
+    from energyopt.capacity.simsuites import scenario_suite
+
+    points = point_suite(name)
+    return [*points, *scenario_suite(name)]
+
+
+def point_suite(name: str) -> list[CapacityInstance]:
+    """The rescheduling points of suite ``name``.
 
     ``smoke``
         Eight tiny random rescheduling points (2-3 nodes, 3-4 jobs, both

@@ -378,6 +378,12 @@ def solve(
         raise TypeError(f"{type(instance).__name__} is not a problem instance (no .family)")
     m = get_method(family, method)
     seed = check_seed(seed)  # one rule for every method: None or 0..2^31-1
+    applies = family_hooks(family).method_applies
+    if applies is not None and not applies(instance, method):
+        raise ValueError(
+            f"method {method!r} of family {family!r} does not run on a "
+            f"{type(instance).__name__}; see 'energyopt methods {family}'"
+        )
     time_limit = check_time_limit(time_limit)
     kwargs = call_arguments(m, check_options(m, options), time_limit, seed)
     tick = time.perf_counter()

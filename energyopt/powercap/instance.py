@@ -269,8 +269,14 @@ class PowercapInstance(InstanceBase):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PowercapInstance:
-        """Read an event from its JSON object, strictly (``core.validate``)."""
+        """Read an event from its JSON object, strictly (``core.validate``); a simulation
+        scenario (``"kind": "simulation"``) is read by its own class."""
         data = V.mapping("instance", data)
+        if "kind" in data:
+            from energyopt.powercap.scenario import PowercapScenario
+
+            V.version(data)
+            return PowercapScenario.from_dict(data)  # type: ignore[return-value]
         V.version(data)
         V.fields(data, "powercap instance", required=_REQUIRED, optional=_OPTIONAL)
         num_gpus = V.integer("num_gpus", data["num_gpus"], minimum=1)

@@ -7,6 +7,8 @@ seed and that it is simulated in ``source``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from energyopt.powercap.instance import (
@@ -86,13 +88,23 @@ def random_event(
     )
 
 
-def suite(name: str) -> list[PowercapInstance]:
-    """Generated event instances.
+def suite(name: str) -> list[Any]:
+    """Generated event instances, then simulation scenarios (:mod:`.simsuites`).
 
     ``smoke``: 4 small events (3-5 jobs, 8 GPUs, 3 clocks) every method solves in
     well under a second, brute force included. ``paper``: events at the simulator's
     scale (32 and 64 GPUs, 20-60 jobs, all 10 clocks) for the MILP and the greedy.
     """
+    from energyopt.powercap.simsuites import scenario_suite
+
+    if name in ("smoke", "paper"):
+        # Events, then the whole-trace simulation scenarios (PowercapScenario).
+        return [*event_suite(name), *scenario_suite(name)]
+    raise ValueError(f"unknown suite {name!r}; known: smoke, paper")
+
+
+def event_suite(name: str) -> list[PowercapInstance]:
+    """The suite's event instances alone."""
     if name == "smoke":
         clocks = (795, 1110, 1530)
         return [
