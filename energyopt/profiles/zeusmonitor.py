@@ -24,8 +24,6 @@ from __future__ import annotations
 import itertools
 import re
 from pathlib import Path
-from typing import Any
-
 import pandas as pd
 
 from energyopt.core import validate as V
@@ -109,7 +107,21 @@ def read_zeus_monitor_log(
         if jit
         else _named_windows(path, df, energy_cols, knob_value, pattern)
     )
-    other = len(df) - sum(len(w) for w in windows.values())
+    out = _as_profile(path, windows, gpu, knob, workload, batch_size, energy_cols)
+    out.attrs["other_windows"] = len(df) - sum(len(w) for w in windows.values())
+    return out
+
+
+def _as_profile(
+    path: Path,
+    windows: dict[tuple[str, float], list[tuple[float, float]]],
+    gpu: str,
+    knob: str,
+    workload: str,
+    batch_size: int,
+    energy_cols: list[str],
+) -> pd.DataFrame:
+    """One validated profile row per (operation, setting): its windows' mean time and energy."""
     rows = [
         profile_row(
             gpu=gpu,
@@ -134,7 +146,6 @@ def read_zeus_monitor_log(
             "gpu": gpu,
             "gpu_indices": [int(_ENERGY_COLUMN.fullmatch(c)[1]) for c in energy_cols],
             "num_gpus": len(energy_cols),
-            "other_windows": other,
         }
     )
     return out
@@ -295,13 +306,3 @@ def _parse_window_name(
     if "operation" in pattern.groupindex and m.group("operation"):
         op = m.group("operation")
     return op, value
-
-
-def profile_summary(df: pd.DataFrame) -> dict[str, Any]:
-    """What a log holds, for a one-line report: GPU, workload, GPUs, limits."""
-    return {
-        "gpu": str(df["gpu"].iloc[0]),
-        "workload": str(df["workload"].iloc[0]),
-        "num_gpus": int(df.attrs.get("num_gpus", df["num_gpus"].iloc[0])),
-        "limits_w": [float(v) for v in df["knob_value"]],
-    }
