@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import re
 from pathlib import Path
+
 import pandas as pd
 
 from energyopt.core import validate as V
