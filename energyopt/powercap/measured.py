@@ -196,7 +196,12 @@ def _mape(pred: np.ndarray, meas: np.ndarray) -> float:
 
 
 def fit_power_limit_profile(
-    df: pd.DataFrame, *, workload: str | None = None, seed: int = 0, where: str = "profile"
+    df: pd.DataFrame,
+    *,
+    workload: str | None = None,
+    seed: int = 0,
+    folds: int = FOLDS,
+    where: str = "profile",
 ) -> MeasuredFit:
     """Fit one job of a power-limit profile and measure its error as in Table 2.
 
@@ -211,19 +216,22 @@ def fit_power_limit_profile(
         Which workload; may be omitted when the profile holds one.
     seed
         Seed of the fold assignment.
+    folds
+        Folds of the cross-validation (at most one per row); 0 skips it, and the
+        held-out MAPE is then NaN.
 
     Returns
     -------
     MeasuredFit
-        The model fitted to every row, and its 10-fold cross-validated MAPE.
+        The model fitted to every row, and its ``folds``-fold cross-validated MAPE.
     """
     workload, rows, gpus = _job_rows(df, workload, where)
     pmin = float(np.min(rows.p))
     q = _fit(rows, pmin)
-    folds = np.random.default_rng(seed).permutation(len(rows.t)) % min(FOLDS, len(rows.t))
-    pt, pw = np.empty_like(rows.t), np.empty_like(rows.t)
-    for k in range(int(folds.max()) + 1):
-        test = folds == k
+    fold = np.random.default_rng(seed).permutation(len(rows.t)) % max(1, min(folds, len(rows.t)))
+    pt, pw = np.full_like(rows.t, np.nan), np.full_like(rows.t, np.nan)
+    for k in range(int(fold.max()) + 1 if folds > 0 else 0):
+        test = fold == k
         qk = _fit(rows.take(np.flatnonzero(~test)), pmin)
         pt[test], pw[test] = _errors(qk, rows.take(np.flatnonzero(test)))
     ft, fw = _errors(q, rows)
