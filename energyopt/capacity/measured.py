@@ -68,8 +68,10 @@ def measured_tables(data: Path = DATA) -> tuple[EpochTimes, dict[str, float]]:
         df = read_zeus_power_trace(path)
         top = df[df["knob_value"] == df["knob_value"].max()]
         power[gpu] = float(top["power_w"].mean())
-        for w, b, t in zip(top["workload"], top["batch_size"], top["time_s"]):
-            times.setdefault((str(w), gpu), {})[int(b)] = float(t)
+        for w, o, b, t in zip(top["workload"], top["optimizer"], top["batch_size"], top["time_s"]):
+            # A workload measured with several optimizers is one job per optimizer.
+            several = top[top["workload"] == w]["optimizer"].nunique() > 1
+            times.setdefault((f"{w} ({o})" if several else str(w), gpu), {})[int(b)] = float(t)
     return times, power
 
 
@@ -152,7 +154,7 @@ def measured_job_stream(
         fastest = epochs * min(min(v) for v in table.values())
         due = t + float(rng.uniform(*DUE_SLACK)) * fastest
         weight = float(rng.uniform(*WEIGHT_EUR_PER_S))
-        name = f"{w.replace('/', '-')}-b{b}-{i:04d}"
+        name = f"{w.replace('/', '-').replace(' (', '-').rstrip(')')}-b{b}-{i:04d}"
         jobs.append(SubmittedJob(name, w, t, due, weight, epochs, table))
     return tuple(jobs)
 

@@ -272,7 +272,15 @@ def _job_rows(df: pd.DataFrame, workload: str | None, where: str) -> tuple[str, 
             f"{where}: workload {workload!r} was measured at {sorted(counts)} GPUs: fit one count"
         )
     n = counts.pop()
-    g = d.groupby(["knob_value", "batch_size"], sort=True)[["time_s", "energy_j"]].sum()
+    if "optimizer" in d.columns and d["optimizer"].nunique() > 1:
+        raise InstanceError(
+            f"{where}: workload {workload!r} has rows of several optimizers "
+            f"({', '.join(sorted(map(str, d['optimizer'].unique())))}): fit one (split_jobs)"
+        )
+    # Repeated rows of one operation are one measurement each (mean); the operations
+    # of one (limit, batch) together are one unit of work (sum).
+    keys = ["knob_value", "batch_size"]
+    g = d.groupby([*keys, "operation"])[["time_s", "energy_j"]].mean().groupby(keys).sum()
     if len(g) < MIN_ROWS:
         raise InstanceError(
             f"{where}: workload {workload!r} has {len(g)} (limit, batch) points; "
@@ -284,6 +292,20 @@ def _job_rows(df: pd.DataFrame, workload: str | None, where: str) -> tuple[str, 
     if not (np.all(t > 0) and np.all(e > 0)):
         raise InstanceError(f"{where}: workload {workload!r}: times and energies must be > 0")
     return workload, _Rows(p, b, t, e / t / n), n
+
+
+def split_jobs(df: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The profile's jobs: one per workload, and per optimizer where a workload has several
+    (the V100 trace measures shufflenetv2 with adadelta and with adam)."""
+    out = []
+    for w in sorted(df["workload"].unique()):
+        d = df[df["workload"] == w]
+        opts = sorted(map(str, d["optimizer"].unique())) if "optimizer" in d.columns else []
+        if len(opts) <= 1:
+            out.append((str(w), d))
+            continue
+        out += [(f"{w} ({o})", d[d["optimizer"] == o]) for o in opts]
+    return out
 
 
 def fit_table(fits: Mapping[str, MeasuredFit]) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ import numpy as np
 
 from energyopt.core.instance import load_instance
 from energyopt.powercap.instance import EventJob, JobOption, PowercapInstance
-from energyopt.powercap.measured import PowerLimitModel, fit_power_limit_profile
+from energyopt.powercap.measured import PowerLimitModel, fit_power_limit_profile, split_jobs
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / ".." / "shared" / "data"
@@ -80,14 +80,13 @@ def trace_jobs(gpu: str, data: Path = DATA) -> list[MeasuredJob]:
 
     df = read_zeus_power_trace(data / "zeus-nsdi23" / f"summary_power_{gpu}.csv")
     out = []
-    for w in sorted(df["workload"].unique()):
-        d = df[df["workload"] == w]
-        fit = fit_power_limit_profile(d, workload=w, folds=0)
+    for label, d in split_jobs(df):
+        fit = fit_power_limit_profile(d, folds=0)
         batches = sorted(int(b) for b in d["batch_size"].unique())
         settings = tuple(sorted(int(p) for p in d["knob_value"].unique()))
         for b in batches:
             counts = tuple(n for n in TRACE_GPU_COUNTS if b / n >= batches[0])
-            out.append(MeasuredJob(f"{gpu}:{w}:b{b}", fit.model, b, settings, counts))
+            out.append(MeasuredJob(f"{gpu}:{label}:b{b}", fit.model, b, settings, counts))
     return out
 
 
