@@ -51,3 +51,14 @@ def test_bad_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["profile", "power-limit", str(path)]) == 2
     err = capsys.readouterr().err
     assert "log.csv, line 3: elapsed_time = 'eleven'" in err and err.count("\n") == 1
+
+
+def test_import_zeus_monitor(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "H100+llm+gpu0.csv"
+    path.write_text(LOG)
+    out = tmp_path / "p.csv"
+    argv = ["profile", "--import", "zeus-monitor", "--input", str(path), "--out", str(out), "-q"]
+    assert main(argv) == 0
+    text = out.read_text().splitlines()
+    assert text[0].startswith("gpu,knob,knob_value") and len(text) == 3
+    assert text[1].startswith("H100,power_limit_w,300.0,llm,power-limit-window")
