@@ -52,20 +52,14 @@ def suite(name: str) -> list[CapacityInstance]:
         for scenario in (1, 2):
             for n in (10, 50, 100):
                 nodes = scenario_cluster(n, scenario)
-                jobs = job_stream(nodes, 10 * n, seed=0)
-                run = simulate(nodes, jobs, "fifo", keep_points_every=50, max_calls=151)
-                for k, point in enumerate(run.points[1:], start=1):
-                    out.append(
-                        dataclasses.replace(
-                            point,
-                            name=f"paper-s{scenario}-n{n}-point{50 * k}",
-                            source=(
-                                "simulated: energyopt.capacity.suites paper: "
-                                f"scenario_cluster({n}, {scenario}), job_stream(J={10 * n}, "
-                                f"seed=0), FIFO simulation, rescheduling point {50 * k}"
-                            ),
-                        )
-                    )
+                out += _fifo_points(
+                    nodes,
+                    job_stream(nodes, 10 * n, seed=0),
+                    f"paper-s{scenario}-n{n}",
+                    "simulated: energyopt.capacity.suites paper: "
+                    f"scenario_cluster({n}, {scenario}), job_stream(J={10 * n}, "
+                    "seed=0), FIFO simulation",
+                )
         return out + measured_points()
     raise ValueError(f"unknown suite {name!r}; known: {', '.join(SUITES)}")
 
@@ -88,18 +82,24 @@ def measured_points(data: Path = DATA) -> list[CapacityInstance]:
     out = []
     for n in (10, 50):
         nodes = measured_cluster(n, power)
-        jobs = measured_job_stream(nodes, times, 10 * n, seed=0)
-        run = simulate(nodes, jobs, "fifo", keep_points_every=50, max_calls=151)
-        for k, point in enumerate(run.points[1:], start=1):
-            out.append(
-                dataclasses.replace(
-                    point,
-                    name=f"measured-n{n}-point{50 * k}",
-                    source=(
-                        f"{source_note(data)}; energyopt.capacity.suites.measured_points: "
-                        f"measured_cluster({n}), measured_job_stream(J={10 * n}, seed=0), "
-                        f"FIFO simulation, rescheduling point {50 * k}"
-                    ),
-                )
-            )
+        out += _fifo_points(
+            nodes,
+            measured_job_stream(nodes, times, 10 * n, seed=0),
+            f"measured-n{n}",
+            f"{source_note(data)}; energyopt.capacity.suites.measured_points: "
+            f"measured_cluster({n}), measured_job_stream(J={10 * n}, seed=0), FIFO simulation",
+        )
     return out
+
+
+def _fifo_points(nodes: tuple, jobs: tuple, name: str, source: str) -> list[CapacityInstance]:
+    """Rescheduling points 50, 100 and 150 of a FIFO simulation, named and sourced."""
+    run = simulate(nodes, jobs, "fifo", keep_points_every=50, max_calls=151)
+    return [
+        dataclasses.replace(
+            point,
+            name=f"{name}-point{50 * k}",
+            source=f"{source}, rescheduling point {50 * k}",
+        )
+        for k, point in enumerate(run.points[1:], start=1)
+    ]
