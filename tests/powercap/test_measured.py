@@ -123,3 +123,14 @@ def test_measured_events_match_the_library() -> None:
     assert len(four) == 2
     assert all(j.min_gpus == 4 and {o.num_gpus for o in j.options} == {4} for j in four)
     assert {o.sm_clock_mhz for o in four[0].options} == set(range(100, 301, 25))
+
+
+def test_evaluator_names_the_power_limit_unit() -> None:
+    from energyopt.powercap.evaluator import PowercapSolution, evaluate
+
+    inst = load_instance(sorted(LIBRARY.glob("*-measured-*.json"))[0])
+    config = [(0, 0)] * len(inst.jobs)
+    config[0] = (1, 7)  # no job has a 7 W setting
+    ev = evaluate(inst, PowercapSolution(tuple(config)))
+    assert not ev.feasible
+    assert any("(1 GPUs, 7 W) is not one of its options" in v for v in ev.violations)
