@@ -134,3 +134,16 @@ def test_evaluator_names_the_power_limit_unit() -> None:
     ev = evaluate(inst, PowercapSolution(tuple(config)))
     assert not ev.feasible
     assert any("(1 GPUs, 7 W) is not one of its options" in v for v in ev.violations)
+
+
+def test_a_power_limit_sweep_of_energyopt_profile_fits() -> None:
+    from energyopt.profiles.collector import sweep
+    from energyopt.profiles.simulated import SimulatedGpu
+
+    gpu = SimulatedGpu("a40", seed=0)
+    limits = [300.0, 275.0, 250.0, 225.0, 200.0, 175.0, 150.0, 125.0, 100.0]
+    df = sweep(gpu, gpu.steps("matmul"), "power_limit_w", limits, iterations=3)
+    fit = fit_power_limit_profile(df)
+    assert fit.rows == 9
+    # a simulated GPU with 1 % noise: the fitted rows are close (a bound, not a pin)
+    assert fit.train_throughput_mape < 0.1 and fit.train_energy_mape < 0.1

@@ -6,6 +6,8 @@ import csv
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from energyopt.core.instance import InstanceError
 from energyopt.profiles import read_zeus_monitor_log
@@ -131,3 +133,28 @@ def test_frame_must_be_one_power_limit_job(tmp_path: Path) -> None:
     frame = read_zeus_monitor_log(path, window_pattern=r"(?P<operation>\w+)@(?P<knob_value>\d+)")
     with pytest.raises(InstanceError, match="power_limit_w"):
         power_limit_choice(frame, "energy")
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    gpus=st.integers(1, 4),
+    limits=st.integers(2, 7),
+    step=st.sampled_from([10, 25, 50]),
+    data=st.data(),
+)
+def test_random_profiles_against_the_plain_reference(gpus, limits, step, data) -> None:
+    """Any profile (ties and noise included): the reader plus the selectors give what the
+    plain-Python transcription of Zeus's selectors gives on the raw file."""
+    import tempfile
+
+    values = st.sampled_from([1.0, 2.0, 2.5, 3.0, 10.0])  # few values: ties are common
+    header = ",".join(f"gpu{i}_energy" for i in range(gpus))
+    lines = [f"start_time,window_name,elapsed_time,{header}"]
+    for k in range(limits):
+        e = ",".join(str(data.draw(values)) for _ in range(gpus))
+        lines.append(f"{k},__GlobalPowerLimitOptimizer_{400 - k * step},{data.draw(values)},{e}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "log.csv"
+        path.write_text("\n".join(lines) + "\n")
+        for sel in SELECTORS:
+            assert power_limit_choice(path, sel) == by_hand(path, sel), sel
