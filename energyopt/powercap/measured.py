@@ -31,7 +31,6 @@ judged on one row. GPU counts the profile did not measure come from
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -339,7 +338,3 @@ def format_fit_table(rows: list[dict[str, Any]]) -> str:
         )
     return "\n".join(out)
 
-
-def finite_params(q: Mapping[str, float]) -> bool:
-    """Whether every fitted parameter is a finite number (a failed fit is not)."""
-    return all(math.isfinite(v) for v in q.values())
