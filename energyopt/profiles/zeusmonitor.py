@@ -170,7 +170,9 @@ def energy_columns(path: Path, df: pd.DataFrame) -> list[str]:
             )
         by_index[i] = str(c)
     if not by_index:
-        raise InstanceError(f"{path}: no gpu<i>_energy column (found {V.first_few(df.columns)})")
+        raise InstanceError(
+            f"{path}: missing column gpu<i>_energy (one per GPU; found {V.first_few(df.columns)})"
+        )
     return [by_index[i] for i in sorted(by_index)]
 
 
@@ -217,8 +219,8 @@ def _jit_windows(
         out[(JIT_OPERATION, float(watts))] = [_window(path, df, idx, energy_cols)]
     if not out:
         raise InstanceError(
-            f"{path}: no __GlobalPowerLimitOptimizer_<watts> window; for other windows "
-            "give window_pattern or knob_value"
+            f"{path}: window_name: no __GlobalPowerLimitOptimizer_<watts> window; for other "
+            "windows give window_pattern or knob_value"
         )
     _check_grid(path, sorted(line_of))
     return out
@@ -233,8 +235,8 @@ def _check_grid(path: Path, limits: list[int]) -> None:
         if b - a != step:
             missing = a + step
             raise InstanceError(
-                f"{path}: no window for {missing} W: the limits {V.first_few(limits)} go "
-                f"in steps of {step} W, and {a} W is followed by {b} W"
+                f"{path}: window_name: no window for {missing} W: the limits "
+                f"{V.first_few(limits)} go in steps of {step} W, and {a} W is followed by {b} W"
             )
 
 

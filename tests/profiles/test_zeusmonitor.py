@@ -78,7 +78,10 @@ def test_repro_gpu1_energy_is_in_the_total() -> None:
         (jit_log([300]).replace("_300", "_300.5"), r"line 2: window_name = .*whole number"),
         (jit_log([300]).replace("_300", "_0"), r"line 2: window_name = .*whole number"),
         (f"{HEADER},gpu0_energy,GPU0_ENERGY\n0,__GlobalPowerLimitOptimizer_1,1,1,1\n", "both"),
-        (f"{HEADER},cpu0_energy\n0,__GlobalPowerLimitOptimizer_1,1,1\n", "no gpu<i>_energy"),
+        (
+            f"{HEADER},cpu0_energy\n0,__GlobalPowerLimitOptimizer_1,1,1\n",
+            "missing column gpu<i>_energy",
+        ),
         (f"{HEADER},gpu0_energy\n0,epoch,1,1\n", "no __GlobalPowerLimitOptimizer_<watts>"),
         ("start_time,elapsed_time,gpu0_energy\n0,1,1\n", "missing column.*window_name"),
     ],
