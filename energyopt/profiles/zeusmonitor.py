@@ -95,6 +95,9 @@ def read_zeus_monitor_log(
         or missing JIT window, a window name that does not match.
     """
     path = Path(path)
+    if knob_value is not None:  # strict: a bool or a string is no setting
+        knob_value = V.positive("knob_value", knob_value)
+    batch_size = V.integer("batch_size", batch_size, minimum=0)
     named = _FILE_NAME.fullmatch(path.stem)
     gpu = gpu if gpu is not None else (named["gpu"] if named else "unknown")
     workload = workload if workload is not None else (named["workload"] if named else "custom")

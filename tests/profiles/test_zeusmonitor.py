@@ -101,6 +101,10 @@ def test_knob_other_than_power_limit_needs_a_pattern(tmp_path: Path) -> None:
         read_zeus_monitor_log(path, knob_value=1, window_pattern=r"(?P<knob_value>\d+)")
     with pytest.raises(InstanceError, match="needs a named group"):
         read_zeus_monitor_log(path, window_pattern=r"\d+")
+    with pytest.raises(InstanceError, match="knob_value = True"):
+        read_zeus_monitor_log(path, knob_value=True)
+    with pytest.raises(InstanceError, match=r"batch_size = 2\.5"):
+        read_zeus_monitor_log(path, batch_size=2.5)
 
 
 MONITOR_LOG = """start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy
