@@ -111,7 +111,8 @@ def evaluate(
             violations.append(f"job {job.name!r}: {n} GPUs < min_gpus = {job.min_gpus}")
         opt = job.option(n, f)
         if opt is None:  # PC-11
-            violations.append(f"job {job.name!r}: ({n} GPUs, {f} MHz) is not one of its options")
+            unit = "W" if instance.knob == "power_limit_w" else "MHz"
+            violations.append(f"job {job.name!r}: ({n} GPUs, {f} {unit}) is not one of its options")
             jct.append(math.inf)
             continue
         used += n

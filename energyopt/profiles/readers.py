@@ -5,7 +5,7 @@
   deprecated alias): their stages and forward/backward computations are PEM's.
 - Zeus power traces (NSDI'23, ``summary_power_<gpu>.csv``):
   ``dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power``.
-- ZeusMonitor window logs: ``start_time,window_name,elapsed_time,gpu0_energy[,gpu1_energy...]``.
+- ZeusMonitor window logs: :mod:`energyopt.profiles.zeusmonitor`.
 
 Each returns a validated profile (:func:`energyopt.profiles.schema.validate_profile`)
 with ``source`` naming the format. Bad input raises
@@ -18,14 +18,13 @@ from __future__ import annotations
 import io
 import re
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from energyopt.core import validate as V
 from energyopt.core.files import read_csv_text
 from energyopt.core.instance import InstanceError
-from energyopt.profiles.schema import KNOBS, profile_row, validate_profile
+from energyopt.profiles.schema import profile_row, validate_profile
 
 ZEUS_POWER_COLUMNS = (
     "dataset",
@@ -36,7 +35,6 @@ ZEUS_POWER_COLUMNS = (
     "time_per_epoch",
     "average_power",
 )
-ZEUS_MONITOR_COLUMNS = ("start_time", "window_name", "elapsed_time")
 
 
 #: The most rows read from one trace or log (the published Zeus traces have ~2,000).
@@ -129,132 +127,6 @@ def read_zeus_power_trace(path: str | Path, *, gpu: str | None = None) -> pd.Dat
     out = validate_profile(pd.DataFrame(rows), str(path))
     out.attrs.update({"source": "zeus-trace", "file": path.name, "gpu": name})
     return out
-
-
-def read_zeus_monitor_log(
-    path: str | Path,
-    *,
-    gpu: str,
-    knob: str = "sm_clock_mhz",
-    knob_value: float | None = None,
-    window_pattern: str | None = None,
-    workload: str = "custom",
-    batch_size: int = 0,
-) -> pd.DataFrame:
-    """ZeusMonitor window logs as a profile, averaging the windows of each name.
-
-    The log has columns ``start_time,window_name,elapsed_time`` and one
-    ``gpu<i>_energy`` column (joules) per monitored GPU; the energies of a row
-    are summed over the GPUs (``num_gpus`` records how many). The log does not
-    record the knob setting: give it as ``knob_value``, or give
-    ``window_pattern``, a regular expression with named groups ``knob_value``
-    and optionally ``operation`` matched against each window name (e.g.
-    ``r"(?P<operation>\\w+)@(?P<knob_value>\\d+)"`` for ``forward@1410``). The
-    operation defaults to the window name.
-    """
-    path = Path(path)
-    pattern = _window_pattern(path, knob, knob_value, window_pattern)
-    df = _read_csv(path, ZEUS_MONITOR_COLUMNS)
-    energy_cols = _energy_columns(path, df)
-    groups: dict[tuple[str, float], list[tuple[float, float]]] = {}
-    for idx in df.index:
-        name = str(df.at[idx, "window_name"])
-        t = _number(path, df, idx, "elapsed_time")
-        e = sum(_number(path, df, idx, c) for c in energy_cols)
-        if pattern is None:
-            op, value = name, knob_value
-        else:
-            op, value = _parse_window_name(path, idx, name, pattern)
-        assert value is not None
-        groups.setdefault((op, value), []).append((t, e))
-    rows = [
-        _mean_window_row(op, value, windows, gpu, knob, workload, batch_size, len(energy_cols))
-        for (op, value), windows in groups.items()
-    ]
-    out = validate_profile(pd.DataFrame(rows), str(path))
-    out.attrs.update({"source": "zeus-monitor", "file": path.name, "gpu": gpu})
-    return out
-
-
-def _window_pattern(
-    path: Path, knob: str, knob_value: float | None, window_pattern: str | None
-) -> re.Pattern[str] | None:
-    """Check the knob and that exactly one source of its value is given; the compiled
-    ``window_pattern`` (``None`` when ``knob_value`` gives the value)."""
-    if knob not in KNOBS:
-        raise InstanceError(f"knob = {knob!r}: expected one of {', '.join(KNOBS)}")
-    if (knob_value is None) == (window_pattern is None):
-        raise InstanceError(
-            f"{path}: give exactly one of knob_value and window_pattern "
-            "(the log does not record the GPU setting)"
-        )
-    pattern = re.compile(window_pattern) if window_pattern is not None else None
-    if pattern is not None and "knob_value" not in pattern.groupindex:
-        raise InstanceError(
-            f"window_pattern = {window_pattern!r}: needs a named group (?P<knob_value>...)"
-        )
-    return pattern
-
-
-def _energy_columns(path: Path, df: pd.DataFrame) -> list[str]:
-    """The log's ``gpu<i>_energy`` columns in GPU order; at least one."""
-    energy_cols = sorted(
-        (c for c in df.columns if re.fullmatch(r"gpu\d+_energy", str(c))),
-        key=lambda c: int(c[3:-7]),
-    )
-    if not energy_cols:
-        raise InstanceError(f"{path}: no gpu<i>_energy column (found {V.first_few(df.columns)})")
-    return energy_cols
-
-
-def _parse_window_name(
-    path: Path, idx: int, name: str, pattern: re.Pattern[str]
-) -> tuple[str, float]:
-    """(operation, knob value) from a window name; the operation defaults to the name."""
-    m = pattern.fullmatch(name)
-    if m is None:
-        raise InstanceError(
-            f"{path}, line {idx + 2}: window_name = {name!r} does not match "
-            f"window_pattern {pattern.pattern!r}"
-        )
-    try:
-        value = float(m.group("knob_value"))
-    except ValueError:
-        raise InstanceError(
-            f"{path}, line {idx + 2}: window_name = {name!r}: knob value "
-            f"{m.group('knob_value')!r} is not a number"
-        ) from None
-    op = name
-    if "operation" in pattern.groupindex and m.group("operation"):
-        op = m.group("operation")
-    return op, value
-
-
-def _mean_window_row(
-    op: str,
-    value: float,
-    windows: list[tuple[float, float]],
-    gpu: str,
-    knob: str,
-    workload: str,
-    batch_size: int,
-    num_gpus: int,
-) -> dict[str, Any]:
-    """The profile row of one (operation, knob value): its windows' mean time and energy."""
-    n = len(windows)
-    return profile_row(
-        gpu=gpu,
-        knob=knob,
-        knob_value=value,
-        workload=workload,
-        operation=op,
-        batch_size=int(batch_size),
-        time_s=sum(w[0] for w in windows) / n,
-        energy_j=sum(w[1] for w in windows) / n,
-        samples=n,
-        source="zeus-monitor",
-        num_gpus=num_gpus,
-    )
 
 
 def __getattr__(name: str) -> object:

@@ -26,6 +26,7 @@ from energyopt.tuning.power import (
     probe_from_profile,
 )
 from energyopt.tuning.realisation import Realisation, References, references
+from energyopt.tuning.powerlimit import parse_selector, power_limit_choice
 from energyopt.tuning.replay import ReplayError, ReplayLog, Run, replay, replay_concurrent
 
 if TYPE_CHECKING:
@@ -88,7 +89,9 @@ __all__ = [
     "evaluate",
     "exact_reference",
     "instance_from_trace",
+    "parse_selector",
     "posterior",
+    "power_limit_choice",
     "probe_from_device",
     "probe_from_power_table",
     "probe_from_profile",

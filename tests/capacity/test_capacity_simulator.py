@@ -115,7 +115,9 @@ def test_suites():
             if method_applies(p, m):
                 assert energyopt.solve(p, m, seed=0).has_solution, (m, p.name)
     paper = point_suite("paper")
-    assert len(paper) == 18 and {p.num_nodes for p in paper} == {10, 50, 100}
-    assert all(p.source.startswith("simulated") for p in paper)
+    # 18 simulated points, then 6 from measurements (data, or the library's copies)
+    assert len(paper) == 24 and {p.num_nodes for p in paper} == {10, 50, 100}
+    assert all(p.source.startswith("simulated") for p in paper[:18])
+    assert all(p.source.startswith("measured") for p in paper[18:])
     with pytest.raises(ValueError, match="unknown suite"):
         suite("huge")

@@ -98,8 +98,10 @@ def test_smoke_suite_every_method():
 
 
 def test_suite_names():
-    assert len(event_suite("paper")) == 5
-    assert len(suite("paper")) == 5 + 3  # the events, then the simulation scenarios
+    # five simulated events, then the four from measured profiles (data or library copies)
+    names = [i.name for i in event_suite("paper")]
+    assert len(names) == 9 and sum(n.startswith("measured-") for n in names) == 4
+    assert len(suite("paper")) == 9 + 3  # the events, then the simulation scenarios
     with pytest.raises(ValueError, match="unknown suite"):
         suite("large")
 

@@ -13,7 +13,7 @@ from energyopt.pipeline.from_profile import to_option_tables, to_pem_instance
 from energyopt.pipeline.readers import instance_from_perseus_profile, read_perseus_stage_profile
 from energyopt.profiles.collector import sweep
 from energyopt.profiles.convert import to_zeus_power_table
-from energyopt.profiles.readers import read_zeus_monitor_log, read_zeus_power_trace
+from energyopt.profiles.readers import read_zeus_power_trace
 from energyopt.profiles.schema import read_profile, write_profile
 from energyopt.profiles.simulated import SimulatedGpu
 
@@ -136,50 +136,6 @@ def test_zeus_table_from_an_iteration_profile_needs_iterations_per_epoch() -> No
     assert table["power_limit"].tolist() == [250, 150]
     assert set(table["optimizer"]) == {"sgd"} and set(table["dataset"]) == {"cifar100"}
     assert table.attrs["source"] == "simulated"
-
-
-# -- ZeusMonitor logs --------------------------------------------------------------------------
-MONITOR_LOG = """start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy
-1700000000.0,forward@1410,0.10,20.0,22.0
-1700000000.2,backward@1410,0.20,40.0,42.0
-1700000001.0,forward@1410,0.12,22.0,24.0
-1700000001.2,forward@1005,0.15,18.0,18.0
-"""
-
-
-def test_zeus_monitor_log_averages_windows_and_sums_gpus(tmp_path: Path) -> None:
-    path = write(tmp_path, "monitor.csv", MONITOR_LOG)
-    df = read_zeus_monitor_log(
-        path,
-        gpu="NVIDIA A100-SXM4-40GB",
-        window_pattern=r"(?P<operation>\w+)@(?P<knob_value>\d+)",
-    )
-    df = df.set_index(["operation", "knob_value"])
-    # forward@1410: two windows, (0.10 + 0.12) / 2 = 0.11 s; energies summed over the two
-    # GPUs, (20 + 22) = 42 and (22 + 24) = 46 J, averaged: 44 J
-    fwd = df.loc[("forward", 1410.0)]
-    assert (fwd.time_s, fwd.energy_j, fwd.samples, fwd.num_gpus) == (
-        pytest.approx(0.11),
-        pytest.approx(44.0),
-        2,
-        2,
-    )
-    assert df.loc[("backward", 1410.0)].energy_j == pytest.approx(82.0)
-    assert df.loc[("forward", 1005.0)].time_s == pytest.approx(0.15)
-    assert set(df["source"]) == {"zeus-monitor"}
-
-
-def test_zeus_monitor_log_needs_the_setting_and_matching_names(tmp_path: Path) -> None:
-    path = write(tmp_path, "monitor.csv", MONITOR_LOG)
-    with pytest.raises(InstanceError, match="exactly one of knob_value and window_pattern"):
-        read_zeus_monitor_log(path, gpu="x")
-    with pytest.raises(InstanceError, match=r"line 2: window_name = 'forward@1410' does not"):
-        read_zeus_monitor_log(path, gpu="x", window_pattern=r"(?P<knob_value>\d+)")
-    df = read_zeus_monitor_log(path, gpu="x", knob="power_limit_w", knob_value=300)
-    assert sorted(df["operation"]) == ["backward@1410", "forward@1005", "forward@1410"]
-    nocol = write(tmp_path, "n.csv", "start_time,window_name,elapsed_time\n0,a,1\n")
-    with pytest.raises(InstanceError, match=r"n\.csv: no gpu<i>_energy column"):
-        read_zeus_monitor_log(nocol, gpu="x", knob_value=1)
 
 
 # -- simulated profile -> PEM instance -------------------------------------------------------
