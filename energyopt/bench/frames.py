@@ -31,8 +31,8 @@ CELL_COLUMNS = (
 _NUMERIC = ("time_limit_s", "objective", "bound", "gap", "runtime_s", "wall_s")
 #: Columns :func:`read_results` derives for the gap report and the plots.
 GAP_COLUMNS = (
-    "instance", "solved", "failed", "killed", "useful_bound", "best_bound", "proven_by",
-    "best_objective", "gap_to_best_bound",
+    "instance", "solved", "failed", "killed", "useful_bound", "bound_scope", "best_bound",
+    "proven_by", "best_objective", "gap_to_best_bound",
 )  # fmt: skip
 #: Columns of :func:`read_frontiers`.
 FRONTIER_COLUMNS = (
@@ -68,7 +68,8 @@ def read_results(store: str | Path | ResultsStore) -> pd.DataFrame:
         usable, ``""`` if none was) and :data:`GAP_COLUMNS`: ``instance`` (display name,
         unique in its family), ``solved``/``failed``/``killed``, ``useful_bound`` (the
         cell's bound; a bound <= 0 under a positive objective proves nothing and is
-        ``NaN``), ``best_bound`` (the largest useful bound on the instance),
+        ``NaN``), ``bound_scope`` (the seed, for a family whose bounds hold per seed, else
+        -1), ``best_bound`` (the largest useful bound on the instance, in that scope),
         ``proven_by`` (the method, and seed, that proved it), ``best_objective`` and
         ``gap_to_best_bound`` (:func:`energyopt.core.gap.gap`). ``attrs["problems"]``
         lists the unusable values, one line per cell.
@@ -119,7 +120,11 @@ def _with_gaps(cells: pd.DataFrame) -> pd.DataFrame:
     cells["useful_bound"] = [
         _useful(f, o, b) for f, o, b in zip(cells["family"], cells["objective"], cells["bound"])
     ]
-    key = [cells["family"], cells["instance_id"]]
+    # Bounds that hold per seed (a family's seeded_bound) are shared by that seed's cells only.
+    from energyopt.bench.sections import bound_scope
+
+    cells["bound_scope"] = bound_scope(cells)
+    key = [cells["family"], cells["instance_id"], cells["bound_scope"]]
     cells["best_bound"] = cells.groupby(key)["useful_bound"].transform("max")
     prover = cells["method"] + cells["seed"].map(lambda s: "" if pd.isna(s) else f" (seed {s})")
     holds = cells["useful_bound"].notna() & (cells["useful_bound"] == cells["best_bound"])

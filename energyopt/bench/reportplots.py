@@ -27,8 +27,12 @@ def report_plots(
     frontier_points: pd.DataFrame,
     found: StoreFrontiers,
     problems: list[str],
+    sections: dict[str, list[Any]] | None = None,
 ) -> tuple[dict[str, bytes], dict[str, str]]:
-    """(file name -> PNG bytes, file name -> family); a plot that fails is a problem line."""
+    """(file name -> PNG bytes, file name -> family); a plot that fails is a problem line.
+
+    ``sections``: the families' own report sections, whose plots are drawn too.
+    """
     try:
         import matplotlib
     except ImportError:
@@ -82,6 +86,9 @@ def report_plots(
         if pts["gap"].notna().any():
             draw(f"frontier-{iid}-gapcurve.png", fam, eplot.frontier_gaps, pts, curves=curves,
                  title=f"gap to the proven bound: {item.name}")  # fmt: skip
+    for fam, secs in (sections or {}).items():
+        for p in (p for s in secs for p in s.plots):
+            draw(p.name, fam, p.draw)
     return plots, owner
 
 
