@@ -39,6 +39,7 @@ MEASURED_SLOWDOWNS = (1.0, 1.1)
 #: Where the library keeps the instances derived from those profiles.
 PAPER_LIBRARY = ROOT / "instances" / "pipeline" / "paper"
 
+
 def suite(name: str) -> list[PemInstance]:
     """The instances of suite ``name`` (all generated, so the library is reproducible).
 
