@@ -35,6 +35,7 @@ from energyopt.pipeline.baselines.envpipe import (
 from energyopt.pipeline.baselines.envpipe_scheduler import envpipe_warmups, rescheduled
 from energyopt.pipeline.dag import CompactDag
 from energyopt.pipeline.exact.bruteforce import brute_force
+from energyopt.pipeline.reference import published_cases
 from energyopt.pipeline.schedules import Computation
 
 DATA = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "perseus-sosp24"
@@ -331,25 +332,32 @@ def test_structural_envelope_and_greedy_steps_by_hand():
         envpipe_plan(inst, planner="mine")
 
 
-AUTHORS_CASES = [(model, M) for model in ("gpt3-175b", "bloom") for M in (12, 24, 48, 96)]
+#: Every published case with an EnvPipe result file (any model and GPU, by file names).
+AUTHORS_CASES = [c for c in published_cases(DATA) if c.envpipe is not None]
 
 
-@pytest.mark.skipif(not ENVPIPE_FILE.exists(), reason="../shared/data/perseus-sosp24 absent")
-@pytest.mark.parametrize(("model", "M"), AUTHORS_CASES)
-def test_envpipe_reproduces_the_authors_files(model, M):
-    # The Perseus authors' EnvPipe results (8 stages, 1F1B, P_b = 83.64 W on A100). Their
-    # columns are 10 x T (rounded to 1e-3) and 80 x E at every microbatch count. The
-    # default planner, EnvPipe's own code, reproduces both models; measured |dE| < 1e-7
-    # relative (the issue asks for 0.1 %). On Bloom, whose every table runs faster at
-    # 1395 MHz than at 1410 MHz, the paper's planner ends 2.4-3.0 % below the file.
-    ref = pd.read_csv(DATA / f"envpipe_result_{model}_a100_sxm.csv").set_index("num_microbatches")
-    inst = instance_from_perseus_profile(DATA / f"{model}+a100_sxm_bf16.csv", M, gpu="a100")
+@pytest.mark.skipif(not AUTHORS_CASES, reason="../shared/data/perseus-sosp24 absent")
+@pytest.mark.parametrize(
+    "case", AUTHORS_CASES, ids=lambda c: f"{c.model}-{c.gpu}-{c.num_microbatches}"
+)
+def test_envpipe_reproduces_the_authors_files(case):
+    # The Perseus authors' EnvPipe results (8 stages, 1F1B). On A100 their columns are
+    # 10 x T (rounded to 1e-3) and 80 x E at every microbatch count of both models; the
+    # default planner, EnvPipe's own code, reproduces them: measured |dE| < 1e-7 relative
+    # (the issue asks for 0.1 %). On Bloom, whose every table runs faster at 1395 MHz than
+    # at 1410 MHz, the paper's planner ends 2.4-3.0 % below the file.
+    ref = pd.read_csv(case.envpipe).set_index("num_microbatches")
+    M = case.num_microbatches
+    if M not in ref.index:
+        pytest.skip(f"{case.envpipe.name} has no row for {M} microbatches")
+    inst = instance_from_perseus_profile(case.profile, M, gpu=case.gpu)
     res = energyopt.solve(inst, "envpipe")
     assert round(10 * res.extra["iteration_time_s"], 3) == pytest.approx(
-        ref.loc[M, "iteration_time"]
+        ref.loc[M, "iteration_time"], abs=1.5e-3
     )
-    assert 80 * res.objective == pytest.approx(ref.loc[M, "energy"], rel=1e-6)
-    if model == "bloom" and M == 12:
+    assert 80 * res.objective == pytest.approx(ref.loc[M, "energy"], rel=1e-3)
+    if case.model == "bloom" and case.gpu == "a100_sxm" and M == 12:
+        assert 80 * res.objective == pytest.approx(ref.loc[M, "energy"], rel=1e-6)
         paper = energyopt.solve(inst, "envpipe", planner="paper")
         assert 80 * paper.objective < 0.98 * ref.loc[M, "energy"]
 
