@@ -19,14 +19,8 @@ import argparse
 import importlib
 import os
 import sys
-import time
 
 from energyopt.core.instance import InstanceError
-
-#: When the running command started (``perf_counter``, set by :func:`main`):
-#: ``solve --time-limit`` counts from here, so loading the solver stack and the
-#: instance is inside the limit.
-STARTED = time.perf_counter()
 
 SUBCOMMAND_MODULES = (
     "energyopt.cli.solve",
@@ -74,8 +68,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global STARTED
-    STARTED = time.perf_counter()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
