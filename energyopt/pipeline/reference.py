@@ -199,3 +199,17 @@ def energy_at_horizon(instance: PemInstance, choice: tuple[int, ...], horizon_s:
     t = sum(float(instance.option_times[i][k]) for i, k in enumerate(choice))
     e = sum(float(instance.option_energies[i][k]) for i, k in enumerate(choice))
     return e + instance.p_blocking_w * (instance.num_stages * horizon_s - t)
+
+
+def crawl_on_their_input(instance: PemInstance, theirs: PublishedFrontier) -> np.ndarray:
+    """The default crawl (``perseus``) on lowtime's input: durations floored to the unit.
+
+    Its time step ``tau_s`` is the file's unit (lowtime's ``unit_time``), the default
+    1 ms on the A100 files. Returns the frontier's plans (rows of option indices),
+    to be scored by :func:`compare_with_frontier`.
+    """
+    from energyopt.core.registry import solve  # the registry is above this module
+
+    res = solve(floored_instance(instance, theirs.unit_s), "perseus", tau_s=theirs.unit_s,
+                progress=False)  # fmt: skip
+    return np.array([p.solution.choice for p in res.frontier])
