@@ -75,7 +75,8 @@ def test_exact_methods_bounds_and_heuristics_against_brute_force(inst):
     # improved planner keeps the all-fastest iteration time, which every deadline here
     # allows; the authors' planner (default) keeps the all-maximum-MHz one, which a
     # non-monotone table may make slower than the deadline.
-    tau = inst.deadline_s / 200  # the crawl's time unit, scaled to the instance
+    # The crawl's time unit, scaled to the instance (at least the declared 1e-6 s).
+    tau = max(inst.deadline_s / 200, 1e-6)
     for method, opts in (
         ("relaxation-rounding", {}),
         ("lns", {"max_idle": 5}),
@@ -116,7 +117,7 @@ FRONTIER_METHODS = (
 def test_no_frontier_point_below_the_optimum_at_its_time(inst):
     # A frontier point (makespan m, energy at m) is a plan; no plan beats the optimum at
     # deadline m. The exact frontier's points *are* those optima, and its bounds hold.
-    opts = {"perseus": {"tau_s": inst.deadline_s / 200, "progress": False}}
+    opts = {"perseus": {"tau_s": max(inst.deadline_s / 200, 1e-6), "progress": False}}
     for method in FRONTIER_METHODS:
         r = energyopt.solve(inst, method, time_limit=120, **opts.get(method, {}))
         assert r.termination is not TerminationReason.ERROR, (method, r.message)
