@@ -322,25 +322,10 @@ class ResultsStore:
         )
         return {key: (run, bool(failed)) for key, run, failed in cur}
 
-    def delete_cells(self, keys: Iterable[str]) -> None:
-        with self._transaction() as db:
-            db.executemany("DELETE FROM cells WHERE cell_key = ?", [(k,) for k in keys])
-
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
 
     # -- reading ------------------------------------------------------------------
-    def cell_outcomes(self) -> dict[str, str]:
-        """Cell key -> outcome, for every cell in the store."""
-        return dict(self._db.execute("SELECT cell_key, outcome FROM cells"))
-
-    def failed_keys(self) -> set[str]:
-        """Keys of cells that did not finish, or whose method ended with an error."""
-        cur = self._db.execute(
-            "SELECT cell_key FROM cells WHERE outcome != 'finished' OR termination = 'error'"
-        )
-        return {r[0] for r in cur}
-
     def rows(self, columns: Iterable[str] | None = None) -> list[dict[str, Any]]:
         """Cells as dictionaries, ordered by key."""
         cols = ", ".join(columns) if columns else "*"

@@ -6,7 +6,7 @@ from typing import Any
 
 from energyopt.capacity.evaluator import evaluate
 from energyopt.core.family import FamilyHooks
-from energyopt.core.scoring import Tolerance
+from energyopt.core.tolerance import Tolerance
 
 
 def _simulate(method: Any, *, nodes: Any, jobs: Any, **options: Any) -> Any:

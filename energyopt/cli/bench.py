@@ -25,9 +25,6 @@ def register(sub: Any) -> None:
     p.add_argument("--suite", help=f"suite of every family that has one ({', '.join(SUITE_NAMES)})")
     p.add_argument("--family", action="append", help="only this family (repeatable)")
     add_method_argument(p, required=False)
-    p.add_argument(
-        "--methods", nargs="+", metavar="METHOD", help="deprecated: use --method/-m, repeated"
-    )
     p.add_argument("--seeds", nargs="+", type=int, default=[0], metavar="SEED")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per cell (default 60)")
     p.add_argument(
@@ -94,9 +91,7 @@ def _bench(args: argparse.Namespace) -> int:
     from energyopt.bench.runner import plan_cells, run_bench
     from energyopt.cli.options import parse_options
 
-    if args.methods:
-        print("energyopt bench: --methods is deprecated; use -m NAME, repeated", file=sys.stderr)
-    chosen = (args.method or []) + (args.methods or [])
+    chosen = args.method or []
     options = parse_options(args.option)
     cells = plan_cells(
         suite=args.suite,

@@ -288,9 +288,6 @@ class PowercapInstance(InstanceBase):
             V.string("source", data.get("source", ""), nonempty=False),
         )
 
-    def with_eta(self, eta: float) -> PowercapInstance:
-        return dataclasses.replace(self, eta=eta)
-
 
 def _validate_job(f: str, job: EventJob, g: int) -> None:
     """One job at the event: its progress, its GPU floor and its option table."""
@@ -516,7 +513,3 @@ def event_instance(
         name,
         source,
     )
-
-
-#: Deprecated name of :class:`EventJobInput` (capacity has a different ``JobSpec``).
-JobSpec = EventJobInput

@@ -25,80 +25,29 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from typing import Any
 
-import numpy as np
-
-from energyopt.core.errors import EvaluationMismatchError
 from energyopt.core.evaluation import Scored
 from energyopt.core.gap import gap
 from energyopt.core.registry import register
 from energyopt.core.result import Result
 from energyopt.core.scoring import score
 from energyopt.core.status import TerminationReason
+from energyopt.core.timelimit import TimeBudget
 from energyopt.tuning.evaluator import exact_reference, expected_recurrence_cost
 from energyopt.tuning.hooks import HOOKS
 from energyopt.tuning.instance import TuningInstance
 from energyopt.tuning.policies import DefaultPolicy, GridSearchPolicy, ZeusPolicy
+from energyopt.tuning.policyreplay import (
+    policy_rngs,
+    replay_error,
+    replay_result,
+    run_policy,
+)
 from energyopt.tuning.power import PowerLimitProbe
-from energyopt.tuning.replay import ReplayError, ReplayLog, replay, replay_concurrent
+from energyopt.tuning.replay import ReplayError, ReplayLog, replay
 
 FAMILY = HOOKS.name
-#: Recurrences averaged for the converged ETA/TTA (paper Fig. 6: "last five").
-LAST = 5
-
-
-def _rngs(seed: int) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
-    paths, policy, arrivals = np.random.SeedSequence(seed).spawn(3)
-    return (
-        np.random.default_rng(paths),
-        np.random.default_rng(policy),
-        np.random.default_rng(arrivals),
-    )
-
-
-def replay_result(
-    inst: TuningInstance, method: str, log: ReplayLog, extra: dict[str, Any] | None = None
-) -> Result:
-    """Score a replay with the evaluator and package it (regret, gap vs. the optimum).
-
-    The scorer (:func:`energyopt.core.scoring.score`) checks the replay and that its
-    cost is not below the proven floor ``T * c_floor`` (the bound).
-    """
-    ev = HOOKS.evaluate(inst, log)
-    if not ev.feasible:
-        raise EvaluationMismatchError(f"{method}: replay rejected: {'; '.join(ev.violations[:5])}")
-    ref = exact_reference(inst)
-    T = inst.recurrences
-    optimum = T * ref.c_star
-    regret = np.cumsum(np.asarray(ev.recurrence_cost) - ref.c_star)
-    last = slice(max(0, T - LAST), T)
-    final = log.runs[-1]
-    ex = {
-        "cumulative_regret": float(regret[-1]) if T else 0.0,
-        "gap_vs_exact": gap(ev.total_cost, optimum),
-        "exact_objective": optimum,
-        "last5_energy_j": float(np.mean(ev.recurrence_energy_j[last])),
-        "last5_time_s": float(np.mean(ev.recurrence_time_s[last])),
-        "last5_cost": float(np.mean(ev.recurrence_cost[last])),
-        "final_config": [final.batch_size, final.power_limit_w],
-        "num_runs": len(log.runs),
-        "skipped_attempts": log.skipped_attempts,
-        "regret_curve": [float(x) for x in regret],
-        "source": inst.source.get("kind", "unknown"),
-        **(extra or {}),
-    }
-    return score(
-        HOOKS,
-        inst,
-        method,
-        log,
-        evaluation=ev,
-        termination=TerminationReason.COMPLETED,
-        bound=T * ref.c_floor,
-        extra=ex,
-    )
 
 
 #: Share of the time limit the replay may use; the rest scores it (the evaluator
@@ -106,10 +55,9 @@ def replay_result(
 REPLAY_SHARE = 0.7
 
 
-def _stop_at(time_limit: float | None) -> float | None:
-    if time_limit is None:
-        return None
-    return time.perf_counter() + REPLAY_SHARE * max(0.0, float(time_limit))
+def _budget(time_limit: float | None) -> TimeBudget:
+    """The replay's share of the time limit, from now."""
+    return TimeBudget(None if time_limit is None else REPLAY_SHARE * max(0.0, float(time_limit)))
 
 
 def incumbent_config(inst: TuningInstance, log: ReplayLog) -> tuple[int, float]:
@@ -141,7 +89,9 @@ def time_limited_result(
     b, p = incumbent_config(inst, log)
     tail = expected_recurrence_cost(inst, b, p)
     prefix = (
-        replay_result(dataclasses.replace(inst, recurrences=k), method, log, extra) if k else None
+        replay_result(HOOKS, dataclasses.replace(inst, recurrences=k), method, log, extra)
+        if k
+        else None
     )
     ref = exact_reference(inst)
     message = (
@@ -187,47 +137,7 @@ def _finish(
 ) -> Result:
     if log.recurrences < inst.recurrences:
         return time_limited_result(inst, method, log, extra)
-    return replay_result(inst, method, log, extra)
-
-
-def _error(inst: TuningInstance, method: str, exc: Exception) -> Result:
-    return score(
-        HOOKS,
-        inst,
-        method,
-        None,
-        termination=TerminationReason.ERROR,
-        message=f"{type(exc).__name__}: {exc}",
-    )
-
-
-def _run(
-    inst: TuningInstance, policy: Any, rng_paths, rng_arr, interarrival_s, stop_at=None
-) -> ReplayLog:
-    if interarrival_s is None:
-        return replay(inst, policy, rng_paths, stop_at)
-    if not interarrival_s > 0:
-        raise ValueError(f"interarrival_s = {interarrival_s!r}: must be > 0")
-    gaps = rng_arr.exponential(float(interarrival_s), size=inst.recurrences)
-    arrivals = list(np.cumsum(gaps) - gaps[0])
-    return replay_concurrent(inst, policy, rng_paths, arrivals, stop_at)
-
-
-def replay_policy(
-    instance: TuningInstance, policy: Any, *, seed: int = 0, interarrival_s: float | None = None
-) -> Result:
-    """Replay any policy (``next_config()``/``observe(...)``) as the registered methods do.
-
-    The trace's paths are drawn from the same seeded stream as the methods', so a
-    policy and a registered method with the same seed see the same paths.
-    """
-    rp, _, rarr = _rngs(seed)
-    name = str(getattr(policy, "name", "") or type(policy).__name__)
-    try:
-        log = _run(instance, policy, rp, rarr, interarrival_s)
-    except (ReplayError, RuntimeError, ValueError) as exc:
-        return _error(instance, name, exc)
-    return replay_result(instance, name, log)
+    return replay_result(HOOKS, inst, method, log, extra)
 
 
 @register(FAMILY, "exact", exact=True, description="Exhaustive optimum over the trace (Eqs. 6-7)")
@@ -286,8 +196,8 @@ def solve_zeus(
     None = one recurrence after another), ``probe`` (live power-limit source for
     the JIT profiler; default: the trace's power table).
     """
-    stop_at = _stop_at(time_limit)
-    rp, rpol, rarr = _rngs(0 if seed is None else seed)
+    budget = _budget(time_limit)
+    rp, rpol, rarr = policy_rngs(0 if seed is None else seed)
     var = math.inf if prior_var is None else float(prior_var)
     policy = ZeusPolicy(
         instance,
@@ -299,9 +209,9 @@ def solve_zeus(
         pruning_rounds=pruning_rounds,
     )
     try:
-        log = _run(instance, policy, rp, rarr, interarrival_s, stop_at)
+        log = run_policy(instance, policy, rp, rarr, interarrival_s, budget)
     except (ReplayError, ValueError) as exc:
-        return _error(instance, "zeus", exc)
+        return replay_error(HOOKS, instance, "zeus", exc)
     arms = list(policy.mab.arms) if policy.mab is not None else []
     return _finish(
         instance,
@@ -321,13 +231,13 @@ def solve_grid(
     interarrival_s: float | None = None,
 ) -> Result:
     """Replay grid search with pruning (paper Sec. 6.1, baseline 2)."""
-    stop_at = _stop_at(time_limit)
-    rp, _, rarr = _rngs(0 if seed is None else seed)
+    budget = _budget(time_limit)
+    rp, _, rarr = policy_rngs(0 if seed is None else seed)
     policy = GridSearchPolicy(instance, early_stopping=early_stopping)
     try:
-        log = _run(instance, policy, rp, rarr, interarrival_s, stop_at)
+        log = run_policy(instance, policy, rp, rarr, interarrival_s, budget)
     except (ReplayError, RuntimeError) as exc:
-        return _error(instance, "grid-search", exc)
+        return replay_error(HOOKS, instance, "grid-search", exc)
     return _finish(instance, "grid-search", log, {"pruned": sorted(policy.pruned)})
 
 
@@ -336,10 +246,10 @@ def solve_default(
     instance: TuningInstance, *, time_limit: float | None = None, seed: int | None = None
 ) -> Result:
     """Replay Default (b0, MAXPOWER) (paper Sec. 6.1, baseline 1)."""
-    stop_at = _stop_at(time_limit)
-    rp, _, _ = _rngs(0 if seed is None else seed)
+    budget = _budget(time_limit)
+    rp, _, _ = policy_rngs(0 if seed is None else seed)
     try:
-        log = replay(instance, DefaultPolicy(instance), rp, stop_at)
+        log = replay(instance, DefaultPolicy(instance), rp, budget)
     except ReplayError as exc:
-        return _error(instance, "default", exc)
+        return replay_error(HOOKS, instance, "default", exc)
     return _finish(instance, "default", log)

@@ -21,11 +21,11 @@ import dataclasses
 import heapq
 import itertools
 import math
-import time
 from typing import Any, Protocol
 
 import numpy as np
 
+from energyopt.core.timelimit import TimeBudget
 from energyopt.tuning.cost import energy_time_cost
 from energyopt.tuning.instance import TuningInstance
 
@@ -134,15 +134,15 @@ def _threshold(inst: TuningInstance, policy: Policy, min_cost: float) -> float:
     return inst.beta * min_cost
 
 
-def _out_of_time(stop_at: float | None) -> bool:
-    return stop_at is not None and time.perf_counter() >= stop_at
+def _out_of_time(budget: TimeBudget | None) -> bool:
+    return budget is not None and budget.expired()
 
 
 def replay(
     instance: TuningInstance,
     policy: Policy,
     rng: np.random.Generator,
-    stop_at: float | None = None,
+    budget: TimeBudget | None = None,
 ) -> ReplayLog:
     """Replay ``instance.recurrences`` recurrences one after another.
 
@@ -155,9 +155,9 @@ def replay(
     rng
         Generator for sampling training paths (keep it separate from the
         policy's, so that two policies see comparable paths).
-    stop_at
-        ``time.perf_counter()`` value at which no new recurrence starts; the log's
-        ``recurrences`` then counts the ones replayed (a time limit).
+    budget
+        Once it is spent no new recurrence starts; the log's ``recurrences`` then
+        counts the ones replayed (a time limit).
 
     Raises
     ------
@@ -168,7 +168,7 @@ def replay(
     min_cost, skipped, clock = math.inf, 0, 0.0
     done = 0
     for t in range(instance.recurrences):
-        if _out_of_time(stop_at):
+        if _out_of_time(budget):
             break
         done = t + 1
         acc = 0.0
@@ -199,12 +199,12 @@ def replay_concurrent(
     policy: Policy,
     rng: np.random.Generator,
     arrivals_s: list[float],
-    stop_at: float | None = None,
+    budget: TimeBudget | None = None,
 ) -> ReplayLog:
     """Replay recurrences submitted at ``arrivals_s`` (seconds, one per recurrence).
 
-    With ``stop_at`` (a ``time.perf_counter()`` value) no recurrence is submitted
-    after it; those in flight finish, and the log counts the ones submitted.
+    Once ``budget`` is spent no recurrence is submitted; those in flight finish, and the
+    log counts the ones submitted.
 
     A run lasts its training time. The policy observes a run when it finishes,
     so jobs submitted while others are in flight are decided without their
@@ -255,7 +255,7 @@ def replay_concurrent(
 
     done = 0
     for t, now in enumerate(arrivals_s):
-        if _out_of_time(stop_at):
+        if _out_of_time(budget):
             break
         reap(now)
         submit(t, float(now))

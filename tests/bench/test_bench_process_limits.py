@@ -24,7 +24,7 @@ def test_overrun_killed_crash_and_mismatch_recorded(instance_files, tmp_path):
     run = cli(
         "bench",
         str(instance_files[0]),
-        "--methods", "test-hang", "test-crash", "test-mismatch", "bruteforce",
+        "-m", "test-hang", "-m", "test-crash", "-m", "test-mismatch", "-m", "bruteforce",
         "--time-limit", "0.5", "--grace", "1", "--jobs", "2",
         "--plugin", PLUGIN, "--store", str(store), "--no-progress",
         timeout=60,
@@ -48,7 +48,7 @@ def test_overrun_killed_crash_and_mismatch_recorded(instance_files, tmp_path):
     # A restart retries failed cells only when asked to (--retry-failed).
     retry = cli(
         "bench", str(instance_files[0]),
-        "--methods", "test-crash", "bruteforce", "--retry-failed",
+        "-m", "test-crash", "-m", "bruteforce", "--retry-failed",
         "--time-limit", "0.5", "--plugin", PLUGIN, "--store", str(store), "--no-progress",
         timeout=60,
     )  # fmt: skip
@@ -73,7 +73,7 @@ def test_time_limit_kill_takes_the_cells_children(instance_files, tmp_path):
     pid_file = tmp_path / "child.pid"
     store = tmp_path / "r.sqlite"
     run = cli(
-        "bench", str(instance_files[0]), "--methods", "test-hang-child",
+        "bench", str(instance_files[0]), "-m", "test-hang-child",
         "--time-limit", "0.3", "--grace", "0.2", "--allow-failures",
         "--plugin", PLUGIN, "--store", str(store), "--no-progress",
         env={"BENCH_TEST_CHILD_PID": str(pid_file)}, timeout=60,
