@@ -6,7 +6,7 @@ import dataclasses
 import importlib
 import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ __all__ = [
     "FAMILY_MODULES",
     "EvaluationMismatchError",
     "Method",
+    "check_options_known",
     "families",
     "family_hooks",
     "get_method",
@@ -164,6 +165,25 @@ def unknown_options(method: Method, options: dict[str, Any]) -> list[str]:
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return []
     return sorted(set(options) - set(method_options(method)))
+
+
+def check_options_known(methods: Iterable[Any], options: dict[str, Any]) -> None:
+    """Raise ``ValueError`` for an option that none of ``methods`` takes, listing the valid ones.
+
+    ``methods`` are registered :class:`Method` objects.
+    """
+    methods = list(methods)
+    if not options or not methods:
+        return
+    unknown = set(options)
+    for m in methods:
+        unknown &= set(unknown_options(m, options))
+    if unknown:
+        valid = sorted({k for m in methods for k in method_options(m)})
+        raise ValueError(
+            f"-o {', '.join(sorted(unknown))}: no selected method takes this option; "
+            f"valid: {', '.join(valid) or 'none'} (see 'energyopt methods FAMILY')"
+        )
 
 
 def solve(

@@ -223,7 +223,7 @@ class Result:
         rows = [
             {
                 "method": self.method,
-                "deadline_s": float(p.deadline_s),
+                "deadline_s": float(p.makespan_s),
                 "energy_j": _nan(p.objective),
                 "bound_j": _nan(p.bound),
                 "gap": _nan(gap(p.objective, p.bound)),

@@ -10,8 +10,8 @@ import pytest
 
 from energyopt.cli import main
 from energyopt.cli.bench import default_report_dir, show_progress
-from energyopt.cli.options import check_options_known, parse_options
-from energyopt.core.registry import get_method
+from energyopt.cli.options import parse_options
+from energyopt.core.registry import check_options_known, get_method
 from energyopt.pipeline import random_dag_instance
 
 
