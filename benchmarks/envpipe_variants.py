@@ -34,7 +34,7 @@ import pandas as pd
 import energyopt
 from energyopt.core.table import format_table
 from energyopt.pipeline import evaluate, instance_from_perseus_profile, nonmonotone_instance
-from energyopt.pipeline.envpipe_scheduler import envpipe_warmups, rescheduled
+from energyopt.pipeline.baselines.envpipe_scheduler import envpipe_warmups, rescheduled
 from energyopt.pipeline.evaluator import uniform_clock_choice
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "perseus-sosp24"

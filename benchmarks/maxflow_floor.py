@@ -30,7 +30,8 @@ from ortools.graph.python import max_flow
 
 import energyopt
 from energyopt.core.table import format_table
-from energyopt.pipeline import hullcrawl, instance_from_perseus_profile, synthetic_instance
+from energyopt.pipeline import instance_from_perseus_profile, synthetic_instance
+from energyopt.pipeline.crawl import hullcrawl
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILE = ROOT.parent / "shared/data/perseus-sosp24/gpt3-175b+a100_sxm_bf16.csv"

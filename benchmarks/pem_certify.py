@@ -19,7 +19,7 @@ import energyopt
 from energyopt.core.errors import InstanceError
 from energyopt.pipeline import instance_from_perseus_profile
 from energyopt.pipeline.readers import blocking_power
-from energyopt.pipeline.relaxation import bound_curve, certify_frontier
+from energyopt.pipeline.relaxation.hull import bound_curve, certify_frontier
 
 PROFILE = (
     Path(__file__).resolve().parents[1]

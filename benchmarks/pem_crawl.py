@@ -37,7 +37,7 @@ Sections:
     crawl against the HiGHS MILP (``highs``, ``--exact-time-limit`` seconds), with
     its proven bound.
 ``repair``
-    The default (both end repairs of :mod:`energyopt.pipeline.repair`) and
+    The default (both end repairs of :mod:`energyopt.pipeline.crawl.repair`) and
     ``repair=False`` against lowtime (one run each) on the benchmark rows, two noisy
     copies of the profile (``--noise``, seeds 1 and 2, 12 microbatches; simulated), the
     profile at ``--repair-microbatches`` (default 12; 96 costs lowtime about 40 minutes
@@ -82,8 +82,8 @@ from energyopt.pipeline import (
     random_dag_instance,
     synthetic_instance,
 )
-from energyopt.pipeline.bruteforce import brute_force
 from energyopt.pipeline.evaluator import uniform_clock_choice
+from energyopt.pipeline.exact.bruteforce import brute_force
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.readers import blocking_power
 

@@ -86,7 +86,7 @@ def _register_envpipe_schedule(isub: Any) -> None:
 @one_line_errors
 def _envpipe_schedule(args: argparse.Namespace) -> int:
     from energyopt.core.instance import load_instance
-    from energyopt.pipeline.envpipe_scheduler import envpipe_warmups, rescheduled
+    from energyopt.pipeline.baselines.envpipe_scheduler import envpipe_warmups, rescheduled
 
     inst = load_instance(args.instance)
     if inst.family != "pipeline":

@@ -9,9 +9,12 @@ rescheduled instance to run ``envpipe`` on.
 """
 
 from energyopt.pipeline import methods as _methods  # noqa: F401  (registers every method)
-from energyopt.pipeline.crawl import CrawlTrace
-from energyopt.pipeline.envpipe import envpipe_plan
-from energyopt.pipeline.envpipe_scheduler import envpipe_schedule
+from energyopt.pipeline.baselines.envpipe import envpipe_plan
+from energyopt.pipeline.baselines.envpipe_scheduler import envpipe_schedule
+from energyopt.pipeline.baselines.zeus import zeus_global_plans, zeus_per_stage_plans
+from energyopt.pipeline.crawl.perseus import perseus_frontier
+from energyopt.pipeline.crawl.straggler import StragglerPlan, straggler_lookup
+from energyopt.pipeline.crawl.trace import CrawlTrace
 from energyopt.pipeline.evaluator import PemEvaluation, PemSolution, evaluate, fastest_choice
 from energyopt.pipeline.generators import (
     nonmonotone_instance,
@@ -21,11 +24,8 @@ from energyopt.pipeline.generators import (
 from energyopt.pipeline.instance import FilterReport, PemInstance
 from energyopt.pipeline.options import OptionTable
 from energyopt.pipeline.paretoset import best_at, energy_pareto, frontier_points
-from energyopt.pipeline.perseus import perseus_frontier
 from energyopt.pipeline.readers import instance_from_perseus_profile, read_perseus_profile
 from energyopt.pipeline.schedules import Computation, build_dag
-from energyopt.pipeline.straggler import StragglerPlan, straggler_lookup
-from energyopt.pipeline.zeusbaselines import zeus_global_plans, zeus_per_stage_plans
 
 __all__ = [
     "Computation",

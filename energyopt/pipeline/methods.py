@@ -1,8 +1,8 @@
 """Every PEM method in the registry, each scored by :func:`energyopt.pipeline.evaluator.evaluate`.
 
 This is the one module of the family that registers methods; the algorithm
-modules (:mod:`~energyopt.pipeline.perseus`, :mod:`~energyopt.pipeline.envpipe`,
-:mod:`~energyopt.pipeline.zeusbaselines`, :mod:`~energyopt.pipeline.frontier`) know
+modules (:mod:`~energyopt.pipeline.crawl.perseus`, :mod:`~energyopt.pipeline.baselines.envpipe`,
+:mod:`~energyopt.pipeline.baselines.zeus`, :mod:`~energyopt.pipeline.exact.frontier`) know
 nothing of the registry.
 """
 
@@ -19,17 +19,17 @@ from energyopt.core.registry import register, solve
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.core.timelimit import remaining_time
-from energyopt.pipeline import bruteforce as _bf
-from energyopt.pipeline import cpsat as _cpsat
-from energyopt.pipeline import exact as _exact
-from energyopt.pipeline import frontier as _frontier
-from energyopt.pipeline.envpipe import envpipe_result
+from energyopt.pipeline.baselines.envpipe import envpipe_result
+from energyopt.pipeline.baselines.zeus import zeus_sweep
+from energyopt.pipeline.crawl.perseus import perseus_frontier
 from energyopt.pipeline.evaluator import PemEvaluation, evaluate, fastest_choice
+from energyopt.pipeline.exact import bruteforce as _bf
+from energyopt.pipeline.exact import cpsat as _cpsat
+from energyopt.pipeline.exact import frontier as _frontier
+from energyopt.pipeline.exact import solve as _exact
+from energyopt.pipeline.exact.lns import neighbourhood_search
 from energyopt.pipeline.instance import FilterReport, PemInstance
-from energyopt.pipeline.lns import neighbourhood_search
-from energyopt.pipeline.perseus import perseus_frontier
 from energyopt.pipeline.results import FAMILY, TOLERANCE, PlanEvaluations, pem_result
-from energyopt.pipeline.zeusbaselines import zeus_sweep
 
 __all__ = ["FAMILY", "TOLERANCE", "pem_result"]  # re-exported: older code imports them here
 
@@ -470,7 +470,7 @@ def solve_exact_frontier(
     max_points: int = 500,
     **solver_options: Any,
 ) -> Result:
-    """Exact frontier by epsilon-constraint (:func:`energyopt.pipeline.frontier.exact_frontier`)."""
+    """Exact frontier by epsilon-constraint (:func:`.exact_frontier`)."""
     return _frontier.exact_frontier(
         instance,
         solve_point=solve,
@@ -509,7 +509,7 @@ def solve_perseus(
     """Perseus frontier crawl; objective = least energy at the deadline (Eq. 2 lookup).
 
     ``crawl="exact"`` (default): the crawl on the exact hull, clocks fitted to the
-    LP's durations, and the two end repairs (``repair``, :mod:`energyopt.pipeline.repair`);
+    LP's durations, and the two end repairs (``repair``, :mod:`energyopt.pipeline.crawl.repair`);
     ``crawl="grid"``: Algorithm 1 on the grid of ``tau_s``.
     """
     return perseus_frontier(

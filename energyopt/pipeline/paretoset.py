@@ -74,7 +74,7 @@ def frontier_points(
     (makespan, and energy with blocking up to the makespan) when ``verify``;
     otherwise by the same formulas on arrays (see ``dag.CompactDag.makespans``),
     or taken from ``times_s`` and ``energies_j`` when given (same formulas, e.g.
-    from :class:`~energyopt.pipeline.crawl.CrawlTrace`).
+    from :class:`~energyopt.pipeline.crawl.trace.CrawlTrace`).
     """
     from energyopt.pipeline.dag import CompactDag
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from energyopt.pipeline.clockfit import ClockFitter
+from energyopt.pipeline.crawl.clockfit import ClockFitter
+from energyopt.pipeline.crawl.hullpath import HullPath
 from energyopt.pipeline.dag import CompactDag
-from energyopt.pipeline.hullpath import HullPath
 
 
 def exact_seconds(path: HullPath, dq: np.ndarray) -> np.ndarray:

@@ -1,9 +1,9 @@
 """The shortcuts of the exact crawl's clock fitting and scoring, value for value (issue 17).
 
-``pipeline/clockfit.py`` fits whole DAG levels at once on flat positions, tries a
+``pipeline/crawl/clockfit.py`` fits whole DAG levels at once on flat positions, tries a
 guessed option first, moves a position one option up where that fits, searches
 only the rows where one must move further and reuses its work arrays;
-``pipeline/hullcrawl.py`` builds the LP durations computation-major, looks the
+``pipeline/crawl/hullcrawl.py`` builds the LP durations computation-major, looks the
 hull up once per run of equal durations along the events and once per moving
 duration, and scores the crawl's plans from the fitter; ``pipeline/paretoset.py``
 gathers flat and verifies the frontier in chunks. Each is checked here against the
@@ -13,17 +13,12 @@ plain computation it replaces.
 import numpy as np
 import pytest
 
-from energyopt.pipeline import (
-    clockfit,
-    hullcrawl,
-    paretoset,
-    random_dag_instance,
-    synthetic_instance,
-)
-from energyopt.pipeline.clockfit import ClockFitter, sum_in_order
+from energyopt.pipeline import paretoset, random_dag_instance, synthetic_instance
+from energyopt.pipeline.crawl import clockfit, hullcrawl
+from energyopt.pipeline.crawl.clockfit import ClockFitter, sum_in_order
+from energyopt.pipeline.crawl.hullpath import hull_path, sample_times
 from energyopt.pipeline.dag import CompactDag
 from energyopt.pipeline.evaluator import evaluate_many
-from energyopt.pipeline.hullpath import hull_path, sample_times
 from energyopt.pipeline.paretoset import (
     BATCH_ROWS,
     batch_evaluate,

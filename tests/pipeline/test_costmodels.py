@@ -1,8 +1,8 @@
-"""The exponential fit is remembered within a solve (energyopt/pipeline/costmodels.py)."""
+"""The exponential fit is remembered within a solve (energyopt/pipeline/crawl/costmodels.py)."""
 
 import numpy as np
 
-from energyopt.pipeline import costmodels
+from energyopt.pipeline.crawl import costmodels
 
 
 def test_remembered_fits_fit_each_set_of_points_once(monkeypatch):

@@ -11,8 +11,8 @@ import energyopt
 from energyopt.core.instance import load_instance
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.pipeline import OptionTable, PemInstance, random_dag_instance, synthetic_instance
-from energyopt.pipeline import cpsat as _cpsat
 from energyopt.pipeline.evaluator import deadline_between, fastest_choice
+from energyopt.pipeline.exact import cpsat as _cpsat
 from energyopt.pipeline.schedules import Computation
 
 PAPER = Path(__file__).resolve().parents[2] / "instances" / "pipeline" / "paper"

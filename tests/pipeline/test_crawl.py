@@ -18,14 +18,14 @@ from energyopt.pipeline import (
     straggler_lookup,
     synthetic_instance,
 )
-from energyopt.pipeline.bruteforce import brute_force
-from energyopt.pipeline.costmodels import lower_convex_hull, tabulate
+from energyopt.pipeline.crawl.costmodels import lower_convex_hull, tabulate
+from energyopt.pipeline.crawl.maxflow import MinCut, min_cut_with_lower_bounds
 from energyopt.pipeline.dag import CompactDag
-from energyopt.pipeline.maxflow import MinCut, min_cut_with_lower_bounds
+from energyopt.pipeline.exact.bruteforce import brute_force
 from energyopt.pipeline.paretoset import batch_evaluate, pareto_indices
 from energyopt.pipeline.schedules import Computation
 
-crawl_module = importlib.import_module("energyopt.pipeline.crawl")
+crawl_module = importlib.import_module("energyopt.pipeline.crawl.grid")
 crawl = crawl_module.crawl
 
 
@@ -347,7 +347,7 @@ def test_progress_bar_and_limits(capsys):
 @pytest.mark.parametrize("contract", [False, True])
 @pytest.mark.parametrize("seed", range(12))
 def test_one_flow_cut_is_a_minimum_cut(seed, contract):
-    from energyopt.pipeline.maxflow import min_cut_one_flow
+    from energyopt.pipeline.crawl.maxflow import min_cut_one_flow
 
     rng = np.random.default_rng(100 + seed)
     n = 6

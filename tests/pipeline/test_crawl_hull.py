@@ -1,4 +1,4 @@
-"""The crawl on the exact convex hull (``perseus`` default, ``pipeline/hullcrawl.py``).
+"""The crawl on the exact convex hull (``perseus`` default, ``pipeline/crawl/hullcrawl.py``).
 
 Checked against the independent evaluator, the proven relaxation bound
 (``relaxation.bound_curve``), brute force on small DAGs, and on profiles whose
@@ -20,10 +20,10 @@ from energyopt.pipeline import (
     random_dag_instance,
     synthetic_instance,
 )
-from energyopt.pipeline.bruteforce import brute_force
-from energyopt.pipeline.hullcrawl import exact_crawl
+from energyopt.pipeline.crawl.hullcrawl import exact_crawl
+from energyopt.pipeline.exact.bruteforce import brute_force
 from energyopt.pipeline.options import OptionTable
-from energyopt.pipeline.relaxation import bound_curve
+from energyopt.pipeline.relaxation.hull import bound_curve
 
 
 def shuffled_clocks(inst, seed, noise=0.1):

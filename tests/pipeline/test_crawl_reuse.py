@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 
 from energyopt.pipeline import random_dag_instance, synthetic_instance
+from energyopt.pipeline.crawl.maxflow import OneFlowCutter, min_cut_one_flow
 from energyopt.pipeline.dag import CompactDag, IntegerTimer
-from energyopt.pipeline.maxflow import OneFlowCutter, min_cut_one_flow
 
-crawl_module = importlib.import_module("energyopt.pipeline.crawl")
+crawl_module = importlib.import_module("energyopt.pipeline.crawl.grid")
+step_module = importlib.import_module("energyopt.pipeline.crawl.step")
+finish_module = importlib.import_module("energyopt.pipeline.crawl.finish")
 
 
 def _random_arcs(rng, n):
@@ -112,27 +114,27 @@ def test_one_flow_cutter_leaves_a_cycle_of_free_arcs_unmerged():
 def _fresh_capacity_dag(model, timer, graph, d):
     es = timer.earliest_start(d)
     ef = es + d
-    return crawl_module._critical_dag(model, timer, graph, d, es, ef, int(ef.max()))
+    return step_module._critical_dag(model, timer, graph, d, es, ef, int(ef.max()))
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_critical_dag_from_the_last_steps_equals_a_fresh_one(seed):
     inst = random_dag_instance(14, 4, seed=seed)
-    model = crawl_module._Model(inst, 1e-3, "hull", "down")
+    model = step_module._Model(inst, 1e-3, "hull", "down")
     dag = CompactDag(inst)
     timer = IntegerTimer(dag, model.d_max)
-    graph = crawl_module._EdgeCentricDag(dag)
+    graph = step_module._EdgeCentricDag(dag)
     rng = np.random.default_rng(seed)
     previous = None
     for _ in range(30):
         d = rng.integers(model.d_min, model.d_max + 1)
         if rng.random() < 0.5:  # a guessed critical set, mostly wrong, must be rejected
             guess = rng.random(dag.n) < 0.5
-            previous = crawl_module._CapacityDag(*([np.zeros(0)] * 5), guess, None)
+            previous = step_module._CapacityDag(*([np.zeros(0)] * 5), guess, None)
         es = timer.earliest_start(d)
         ef = es + d
         L = int(ef.max())
-        got = crawl_module._critical_dag(model, timer, graph, d, es, ef, L, previous)
+        got = step_module._critical_dag(model, timer, graph, d, es, ef, L, previous)
         want = _fresh_capacity_dag(model, timer, graph, d)
         for name in ("crit", "tail", "head", "lower", "upper", "crit_mask", "key"):
             np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
@@ -152,7 +154,7 @@ def test_crawl_with_reuse_visits_the_plans_of_the_step_by_step_crawl(monkeypatch
     # The crawl as it was: a new flow network and a fresh Critical DAG at every step.
     fresh = functools.partial(min_cut_one_flow, check=False)
     monkeypatch.setattr(crawl_module, "_cut_function", lambda flow: fresh)
-    step = crawl_module._critical_dag
+    step = step_module._critical_dag
     monkeypatch.setattr(
         crawl_module,
         "_critical_dag",

@@ -24,16 +24,16 @@ from energyopt.pipeline import (
     random_dag_instance,
     synthetic_instance,
 )
-from energyopt.pipeline.bruteforce import brute_force
-from energyopt.pipeline.dag import CompactDag
-from energyopt.pipeline.envpipe import (
+from energyopt.pipeline.baselines.envpipe import (
     critical_path,
     envpipe_plan,
     ladder,
     outer_envelope,
     valley_option,
 )
-from energyopt.pipeline.envpipe_scheduler import envpipe_warmups, rescheduled
+from energyopt.pipeline.baselines.envpipe_scheduler import envpipe_warmups, rescheduled
+from energyopt.pipeline.dag import CompactDag
+from energyopt.pipeline.exact.bruteforce import brute_force
 from energyopt.pipeline.schedules import Computation
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "perseus-sosp24"

@@ -137,7 +137,7 @@ def test_exact_frontier_matches_bruteforce(seed):
 
 
 def test_energy_at_uses_blocking_power_after_a_point(fork):
-    from energyopt.pipeline.frontier import energy_at
+    from energyopt.pipeline.exact.frontier import energy_at
 
     r = energyopt.solve(fork(None), "exact-frontier")
     # Between breakpoints the energy grows with P_b S = 10 W: at 2.5 s the 2 s point

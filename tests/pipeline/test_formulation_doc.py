@@ -7,7 +7,8 @@ from pathlib import Path
 import pyomo.environ as pyo
 import pytest
 
-from energyopt.pipeline import milp, random_dag_instance
+from energyopt.pipeline import random_dag_instance
+from energyopt.pipeline.exact import milp
 
 DOC = Path(__file__).resolve().parents[2] / "formulations" / "pem.md"
 TAG = re.compile(r"\(PEM-(\d+)[a-z]?\)")

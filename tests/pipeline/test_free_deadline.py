@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 import energyopt
 from energyopt.core.instance import load_instance
 from energyopt.core.status import TerminationReason
-from energyopt.pipeline.exact import best_free_deadline
-from energyopt.pipeline.relaxation import (
+from energyopt.pipeline.exact.solve import best_free_deadline
+from energyopt.pipeline.relaxation.hull import (
     BoundCurve,
     Tangent,
     curve_breakpoints,

@@ -8,7 +8,7 @@ import pytest
 
 from energyopt.core.registry import family_hooks
 from energyopt.core.result import FrontierPoint
-from energyopt.pipeline.frontier import energy_at as old_home
+from energyopt.pipeline.exact.frontier import energy_at as old_home
 from energyopt.pipeline.paretoset import energy_at
 
 

@@ -1,6 +1,6 @@
 """The shortcuts of the exact crawl's plan fitting give the values of the plain recurrences.
 
-``pipeline/hullpath.py`` and ``pipeline/clockfit.py`` reuse earliest starts between
+``pipeline/crawl/hullpath.py`` and ``pipeline/crawl/clockfit.py`` reuse earliest starts between
 the clock passes, sum event steps in place, group computations by table and write
 hull vertex times in place (issue 17). Each is checked here against the straightforward
 computation it replaces, value for value.
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from energyopt.pipeline import random_dag_instance, synthetic_instance
-from energyopt.pipeline.clockfit import ClockFitter
+from energyopt.pipeline.crawl.clockfit import ClockFitter
+from energyopt.pipeline.crawl.hullpath import hull_path
 from energyopt.pipeline.dag import CompactDag
-from energyopt.pipeline.hullpath import hull_path
 from tests.pipeline import crawl_reference as ref
 
 INSTANCES = [

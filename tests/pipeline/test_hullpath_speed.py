@@ -1,6 +1,6 @@
 """The event loop's shortcuts give the values of the plain computations they replace.
 
-``pipeline/hullpath.py`` keeps the last critical set when it still solves the
+``pipeline/crawl/hullpath.py`` keeps the last critical set when it still solves the
 critical recursion (no tail longest path), keeps one flow network while the
 critical set and tight precedences stay (capacities rewritten, zero ones
 included), merges a start whose only arc in is one tight precedence into that
@@ -13,9 +13,10 @@ computation, value for value.
 import numpy as np
 import pytest
 
-from energyopt.pipeline import hullpath, random_dag_instance, synthetic_instance
+from energyopt.pipeline import random_dag_instance, synthetic_instance
+from energyopt.pipeline.crawl import hullpath
+from energyopt.pipeline.crawl.maxflow import _FINITE_TOTAL, _INF_INT
 from energyopt.pipeline.dag import CompactDag, IntegerTimer
-from energyopt.pipeline.maxflow import _FINITE_TOTAL, _INF_INT
 
 INSTANCES = [
     synthetic_instance(3, 4, 5, seed=1),

@@ -1,4 +1,4 @@
-"""The large-neighbourhood search (``pipeline/lns.py``, method ``lns``)."""
+"""The large-neighbourhood search (``pipeline/exact/lns.py``, method ``lns``)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import energyopt
 from energyopt.core.instance import load_instance
 from energyopt.core.status import TerminationReason
 from energyopt.pipeline import random_dag_instance
-from energyopt.pipeline.bruteforce import brute_force
 from energyopt.pipeline.evaluator import evaluate, fastest_choice
+from energyopt.pipeline.exact.bruteforce import brute_force
+from energyopt.pipeline.exact.lns import SubMilp, neighbourhood_search
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.lns import SubMilp, neighbourhood_search
 from energyopt.pipeline.options import OptionTable
 from energyopt.pipeline.schedules import Computation
 

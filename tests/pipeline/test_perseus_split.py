@@ -1,4 +1,4 @@
-"""The named steps of the Perseus crawl (perseus.py) and of the one-flow min cut (maxflow.py)."""
+"""The named steps of the Perseus crawl (crawl/perseus.py) and of the one-flow cut (maxflow)."""
 
 import dataclasses
 import math
@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from energyopt.pipeline import maxflow, perseus
-from energyopt.pipeline.crawl import CrawlTrace
+from energyopt.pipeline.crawl import maxflow, perseus
+from energyopt.pipeline.crawl.trace import CrawlTrace
 
 
 # -- perseus_frontier's steps ----------------------------------------------------------------

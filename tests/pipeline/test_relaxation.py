@@ -8,11 +8,11 @@ import pytest
 import energyopt
 from energyopt.core.status import TerminationReason
 from energyopt.pipeline import random_dag_instance, synthetic_instance
-from energyopt.pipeline.bruteforce import brute_force
 from energyopt.pipeline.evaluator import evaluate, fastest_choice
+from energyopt.pipeline.exact.bruteforce import brute_force
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.options import OptionTable
-from energyopt.pipeline.relaxation import bound_curve, lower_hull, relaxation_bound
+from energyopt.pipeline.relaxation.hull import bound_curve, lower_hull, relaxation_bound
 from energyopt.pipeline.schedules import Computation
 
 
@@ -141,7 +141,7 @@ def test_formulation_doc_and_code_cite_the_same_relaxation_equations():
     import re
     from pathlib import Path
 
-    from energyopt.pipeline import relaxation
+    from energyopt.pipeline.relaxation import hull as relaxation
 
     doc = (Path(__file__).resolve().parents[2] / "formulations" / "pem.md").read_text()
     tag = re.compile(r"PEM-R(\d)")
@@ -196,7 +196,7 @@ class _StatusSequence:
 def test_a_retry_that_runs_out_of_time_is_a_time_limit_not_infeasibility():
     import highspy
 
-    from energyopt.pipeline.relaxation import HullRelaxation, LpTimeLimit
+    from energyopt.pipeline.relaxation.hull import HullRelaxation, LpTimeLimit
 
     inst = synthetic_instance(2, 3, 4, seed=0)
     relax = HullRelaxation(inst)

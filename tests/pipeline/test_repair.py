@@ -1,4 +1,4 @@
-"""The end repairs of the hull crawl (energyopt/pipeline/repair.py)."""
+"""The end repairs of the hull crawl (energyopt/pipeline/crawl/repair.py)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import energyopt
 from energyopt.core.instance import InstanceError
 from energyopt.core.status import TerminationReason
 from energyopt.pipeline import synthetic_instance
-from energyopt.pipeline.bruteforce import brute_force
-from energyopt.pipeline.crawl import CrawlTrace
-from energyopt.pipeline.crawl import crawl as grid_crawl
+from energyopt.pipeline.crawl.grid import crawl as grid_crawl
+from energyopt.pipeline.crawl.repair import fast_end_trace, repair_steps, slow_end_trace
+from energyopt.pipeline.crawl.trace import CrawlTrace
 from energyopt.pipeline.evaluator import evaluate
+from energyopt.pipeline.exact.bruteforce import brute_force
 from energyopt.pipeline.generators import random_dag_instance
 from energyopt.pipeline.paretoset import energy_at
-from energyopt.pipeline.repair import fast_end_trace, repair_steps, slow_end_trace
 
 
 def _trace(times: list[float]) -> CrawlTrace:

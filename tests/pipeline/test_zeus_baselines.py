@@ -17,17 +17,17 @@ from energyopt.core.instance import load_instance
 from energyopt.core.status import TerminationReason
 from energyopt.pipeline import OptionTable, PemInstance, random_dag_instance, synthetic_instance
 from energyopt.pipeline import methods as pem_methods
-from energyopt.pipeline import zeusbaselines as zb
-from energyopt.pipeline.bruteforce import brute_force
-from energyopt.pipeline.evaluator import PemSolution, evaluate, fastest_choice
-from energyopt.pipeline.generators import nonmonotone_instance
-from energyopt.pipeline.paretoset import best_at
-from energyopt.pipeline.schedules import Computation
-from energyopt.pipeline.zeusbaselines import (
+from energyopt.pipeline.baselines import zeus as zb
+from energyopt.pipeline.baselines.zeus import (
     option_at_clock,
     zeus_global_plans,
     zeus_per_stage_plans,
 )
+from energyopt.pipeline.evaluator import PemSolution, evaluate, fastest_choice
+from energyopt.pipeline.exact.bruteforce import brute_force
+from energyopt.pipeline.generators import nonmonotone_instance
+from energyopt.pipeline.paretoset import best_at
+from energyopt.pipeline.schedules import Computation
 from tests.pipeline import zeus_reference as ref
 
 METHODS = ("zeus-global", "zeus-per-stage", "zeus-global-power", "zeus-per-stage-power")
@@ -153,7 +153,7 @@ def test_zeus_per_stage_ranks_by_measured_time_not_mhz():
 
 
 def test_power_limit_emulation_by_hand():
-    from energyopt.pipeline.zeusbaselines import option_under_power_limit
+    from energyopt.pipeline.baselines.zeus import option_under_power_limit
 
     # Mean powers: 1400 10 W, 1300 10 W, 1200 12 W, 1000 4.67 W. Under 12 W the fastest
     # is 1300 (0.9 s); under 10 W too; under 5 W only 1000 fits; under 1 W nothing fits:

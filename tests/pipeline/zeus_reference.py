@@ -1,7 +1,7 @@
 """The Zeus baselines' plan generation and sweep as first written, for the tests.
 
 One selector call per computation and knob value, Python loops throughout: the
-straightforward definition that :mod:`energyopt.pipeline.zeusbaselines` must match
+straightforward definition that :mod:`energyopt.pipeline.baselines.zeus` must match
 plan for plan, in the same order, with the same frontier and pick.
 """
 
@@ -12,10 +12,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from energyopt.core.result import FrontierPoint
+from energyopt.pipeline.baselines.zeus import Selector
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.paretoset import best_at, frontier_points
 from energyopt.pipeline.schedules import FORWARD
-from energyopt.pipeline.zeusbaselines import Selector
 
 
 def global_plans(

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 import energyopt
 from energyopt.core.gap import gap
 from energyopt.core.status import SolutionStatus, TerminationReason
-from energyopt.pipeline.bruteforce import brute_force
 from energyopt.pipeline.evaluator import evaluate, fastest_choice
+from energyopt.pipeline.exact.bruteforce import brute_force
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.options import OptionTable
-from energyopt.pipeline.relaxation import relaxation_bound
+from energyopt.pipeline.relaxation.hull import relaxation_bound
 from energyopt.pipeline.schedules import Computation
 
 

@@ -1,9 +1,9 @@
 """The exact PEM solve: relaxation bound, rounded incumbent, then the MILP, in one time limit.
 
-1. The convex-hull relaxation (:mod:`energyopt.pipeline.relaxation`) at the deadline
-   gives a proven bound, and its rounded plan (:mod:`energyopt.pipeline.rounding`)
+1. The convex-hull relaxation (:mod:`energyopt.pipeline.relaxation.hull`) at the deadline
+   gives a proven bound, and its rounded plan (:mod:`energyopt.pipeline.relaxation.rounding`)
    an incumbent, in well under a second even for GPT-3 8x96.
-2. The MILP (:mod:`energyopt.pipeline.milp`) starts from that plan. It is built on
+2. The MILP (:mod:`energyopt.pipeline.exact.milp`) starts from that plan. It is built on
    a copy of the instance scaled so that the deadline is 1 and energies are of
    order 1, because HiGHS' tolerances are absolute: with times from microseconds
    to kiloseconds an unscaled model cannot tell the options apart. With T = 1,
@@ -25,17 +25,17 @@ from typing import Any
 from energyopt.core.milp_solvers import solve_milp as solve_pyomo_milp
 from energyopt.core.outcome import SolverOutcome
 from energyopt.core.status import SolutionStatus, TerminationReason
-from energyopt.pipeline import milp as _milp
 from energyopt.pipeline.evaluator import DEADLINE_RTOL, evaluate, fastest_choice
+from energyopt.pipeline.exact import milp as _milp
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.options import OptionTable
-from energyopt.pipeline.relaxation import (
+from energyopt.pipeline.relaxation.hull import (
     HullRelaxation,
     LpTimeLimit,
     bound_curve,
     least_energy_bound,
 )
-from energyopt.pipeline.rounding import rounded_plan
+from energyopt.pipeline.relaxation.rounding import rounded_plan
 
 #: Seconds of model building and hand-off per option entry, measured on GPT-3
 #: 8x96 (92k options: 1.1 s build, 3.9 s hand-off), with a safety factor of 2.
@@ -159,7 +159,7 @@ def best_free_deadline(
     The least energy over all iteration times is at least the minimum over ``T`` of
     the curve's bound (Eq. PEM-R7); that minimum is also where the rounded plan is
     aimed. The minimum is found at the breakpoints of the tangents' upper envelope
-    (:func:`~energyopt.pipeline.relaxation.least_energy_bound`, O(k log k) for k
+    (:func:`~energyopt.pipeline.relaxation.hull.least_energy_bound`, O(k log k) for k
     tangents), ties going to the smallest ``T``.
     """
     curve = bound_curve(instance, time_limit=time_limit)  # stopping early only loosens it

@@ -1,6 +1,6 @@
 """The Perseus frontier crawl as registered PEM methods (``perseus``, ``perseus-exponential``).
 
-The crawl (:mod:`energyopt.pipeline.crawl`) produces schedules; here each is
+The crawl (:mod:`energyopt.pipeline.crawl.grid`) produces schedules; here each is
 scored with the measured times and energies, dominated plans are dropped, and
 the plan for the instance's deadline is picked as the straggler lookup does
 (least energy at the deadline among the plans that meet it, Perseus Eq. 2).
@@ -16,17 +16,17 @@ import numpy as np
 
 from energyopt.core.result import FrontierPoint, Result
 from energyopt.core.status import SolutionStatus, TerminationReason
-from energyopt.pipeline.costmodels import remembered_fits
-from energyopt.pipeline.crawl import CrawlTrace
-from energyopt.pipeline.crawl import crawl as grid_crawl
+from energyopt.pipeline.crawl.costmodels import remembered_fits
+from energyopt.pipeline.crawl.grid import crawl as grid_crawl
+from energyopt.pipeline.crawl.hullcrawl import exact_crawl
+from energyopt.pipeline.crawl.repair import fast_end_trace, slow_end_trace
+from energyopt.pipeline.crawl.trace import CrawlTrace
 from energyopt.pipeline.dag import CompactDag
-from energyopt.pipeline.hullcrawl import exact_crawl
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.paretoset import batch_evaluate, best_at, energy_pareto, frontier_points
-from energyopt.pipeline.relaxation import HullRelaxation, bound_curve, certify_frontier
-from energyopt.pipeline.repair import fast_end_trace, slow_end_trace
+from energyopt.pipeline.relaxation.hull import HullRelaxation, bound_curve, certify_frontier
+from energyopt.pipeline.relaxation.rounding import OptionArrays, rounded_plan
 from energyopt.pipeline.results import pem_result
-from energyopt.pipeline.rounding import OptionArrays, rounded_plan
 
 #: How the crawl runs: on the exact hull (energyopt's default) or on the grid of tau (Perseus).
 CRAWLS = ("exact", "grid")
@@ -67,8 +67,8 @@ def perseus_frontier(
     tau_s, cost_model, crawl, rounding, jump, flow, finish
         ``crawl="exact"`` (default, hull model only): the crawl on the exact convex
         hull with clocks fitted to the LP's durations at every event and every
-        ``tau_s`` (:mod:`energyopt.pipeline.hullcrawl`). ``crawl="grid"``: Perseus
-        Algorithm 1 on the grid of ``tau_s`` (:func:`energyopt.pipeline.crawl.crawl`,
+        ``tau_s`` (:mod:`energyopt.pipeline.crawl.hullcrawl`). ``crawl="grid"``: Perseus
+        Algorithm 1 on the grid of ``tau_s`` (:func:`energyopt.pipeline.crawl.grid.crawl`,
         with ``rounding``, ``flow``, ``jump`` and ``finish``). The exponential model
         always crawls on the grid. ``cost_model="both"`` keeps the union of the hull
         crawl and the exponential grid crawl.
@@ -188,7 +188,7 @@ def _crawl_share(runs: list[tuple[str, str]]) -> float:
     sixth of the stepping time for the exponential crawl on GPT-3 8x96, which ran
     0.8 s past a 5 s limit when it stepped for all of it): stepping for 80 % of the
     limit leaves room for it at any limit. A lone exact crawl keeps its own reserve
-    (:func:`~energyopt.pipeline.hullcrawl.exact_crawl`).
+    (:func:`~energyopt.pipeline.crawl.hullcrawl.exact_crawl`).
     """
     if len(runs) == 1:
         return 1.0 if runs[0][0] == "exact" else 0.8
@@ -210,8 +210,8 @@ def _repaired(
     and it was not stopped early, the plans of Perseus' exponential-model crawl
     over the slowest fifth of its makespans and from its plan a fifth of the way
     up from T_min join its own, where the clock fitting loses
-    (:func:`~energyopt.pipeline.repair.slow_end_trace`,
-    :func:`~energyopt.pipeline.repair.fast_end_trace`); they only add plans, so
+    (:func:`~energyopt.pipeline.crawl.repair.slow_end_trace`,
+    :func:`~energyopt.pipeline.crawl.repair.fast_end_trace`); they only add plans, so
     the frontier never gets worse. Within ``time_limit`` the repairs end by 85 %
     of it, so the union is still scored.
     """
@@ -405,7 +405,7 @@ def _with_fastest_plan(instance: PemInstance, trace: CrawlTrace) -> CrawlTrace:
 def polished_plans(
     instance: PemInstance, count: int, time_limit: float | None, tick: float
 ) -> list[np.ndarray]:
-    """Rounded relaxation plans (``pipeline/rounding.py``) at ``count`` iteration times.
+    """Rounded relaxation plans (``pipeline/relaxation/rounding.py``) at ``count`` iteration times.
 
     ``count`` times evenly over the first quarter of the range from the fastest to
     the cheapest makespan (where the crawl loses most), ``count // 4`` over the

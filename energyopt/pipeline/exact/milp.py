@@ -10,8 +10,8 @@ from typing import Any
 import pyomo.environ as pyo
 from pyomo.common.collections import ComponentMap
 
+from energyopt.pipeline.exact.timewindows import time_windows as _time_windows
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.timewindows import time_windows as _time_windows
 
 FORMULATIONS = ("incremental", "assignment")
 

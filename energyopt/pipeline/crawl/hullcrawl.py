@@ -1,9 +1,9 @@
 """The crawl on the exact convex hull, from event to event (energyopt's default crawl).
 
 Perseus Algorithm 1 shortens the iteration one unit ``tau`` at a time on a grid
-of ``tau``. With the convex-hull cost model (:mod:`~energyopt.pipeline.costmodels`)
+of ``tau``. With the convex-hull cost model (:mod:`~energyopt.pipeline.crawl.costmodels`)
 that is the Phillips-Dessouky parametric solution of the hull's linear program
-(the relaxation of :mod:`~energyopt.pipeline.relaxation`), sampled on the grid,
+(the relaxation of :mod:`~energyopt.pipeline.relaxation.hull`), sampled on the grid,
 with every option time rounded to the grid first. The rounding is what costs:
 a plan on the grid runs slower than planned (or, rounded up, faster and dearer),
 by a few milliseconds over a long critical path, which is up to 0.6 % of energy
@@ -11,15 +11,15 @@ next to the fastest iteration time where the frontier is steep.
 
 Here the same Phillips-Dessouky steps run on the hull at (nearly) exact times,
 integers of a tiny ``quantum`` (default 0.1 us), and each step moves as far as
-its cut stays optimal (:mod:`~energyopt.pipeline.hullpath` lists the steps).
+its cut stays optimal (:mod:`~energyopt.pipeline.crawl.hullpath` lists the steps).
 Between two events the durations move linearly, so the hull LP's optimal
 durations are known at *every* iteration time. The crawl turns them into clocks
-at every event and every ``tau`` (:mod:`~energyopt.pipeline.clockfit`): each
+at every event and every ``tau`` (:mod:`~energyopt.pipeline.crawl.clockfit`): each
 computation runs the slowest Pareto option that fits in its window, so every
 plan meets its sample time with *measured* times.
 
-The event loop is :mod:`~energyopt.pipeline.hullpath`, the clock fitting
-:mod:`~energyopt.pipeline.clockfit`; this module samples the path, fits the
+The event loop is :mod:`~energyopt.pipeline.crawl.hullpath`, the clock fitting
+:mod:`~energyopt.pipeline.crawl.clockfit`; this module samples the path, fits the
 clocks and adds the plans between neighbouring frontier points.
 """
 
@@ -32,16 +32,16 @@ import time
 import numpy as np
 
 from energyopt.core.instance import InstanceError
-from energyopt.pipeline.clockfit import ClockFitter, transpose_into
-from energyopt.pipeline.crawl import CrawlTrace
-from energyopt.pipeline.dag import CompactDag
-from energyopt.pipeline.hullpath import (
+from energyopt.pipeline.crawl.clockfit import ClockFitter, transpose_into
+from energyopt.pipeline.crawl.hullpath import (
     QUANTUM_S,
     HullPath,
     _Hulls,
     hull_path,
     sample_times,
 )
+from energyopt.pipeline.crawl.trace import CrawlTrace
+from energyopt.pipeline.dag import CompactDag
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.paretoset import BATCH_ROWS, batch_evaluate
 
@@ -174,7 +174,7 @@ class _TableRows:
 
     The hull lookups of a table then work on one block of rows; ``to_levels``
     takes such arrays to the fitter's level order. ``guess[kt][j]`` is the flat
-    position (:mod:`~energyopt.pipeline.clockfit`) of hull vertex j's option (the
+    position (:mod:`~energyopt.pipeline.crawl.clockfit`) of hull vertex j's option (the
     slowest option within its time), a first guess of the option the fitter picks
     for a duration at that vertex.
     """

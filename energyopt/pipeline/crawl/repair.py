@@ -1,6 +1,6 @@
 """Repair of the hull crawl's frontier at its two ends, where the clock fitting loses.
 
-The hull crawl (:mod:`~energyopt.pipeline.hullcrawl`) plans on the lower convex
+The hull crawl (:mod:`~energyopt.pipeline.crawl.hullcrawl`) plans on the lower convex
 hull of each computation's (time, effective energy) options and fits clocks to
 the LP's durations. Near the cheapest plan the LP's durations fall between hull
 vertices with Pareto options above the hull in between (slow clocks differ
@@ -11,7 +11,7 @@ little cheaper at the same iteration time: by up to 0.012 % on the GPT-3 A100
 profile at 8 x 12, 83-88 % of the way from T_min to the cheapest plan.
 
 The repair is local in time: Perseus Algorithm 1 on the exponential model
-(:func:`energyopt.pipeline.crawl.crawl`), from the cheapest plan down over only
+(:func:`energyopt.pipeline.crawl.grid.crawl`), from the cheapest plan down over only
 the slowest ``share`` of the hull crawl's range of makespans, a bounded number
 of ``tau`` steps. Its plans only join the hull crawl's, so the frontier never
 gets worse; the union is filtered as every crawl's is.
@@ -34,8 +34,8 @@ import math
 import numpy as np
 
 from energyopt.core.instance import InstanceError
-from energyopt.pipeline.crawl import CrawlTrace
-from energyopt.pipeline.crawl import crawl as grid_crawl
+from energyopt.pipeline.crawl.grid import crawl as grid_crawl
+from energyopt.pipeline.crawl.trace import CrawlTrace
 from energyopt.pipeline.instance import PemInstance
 
 #: Share of the hull crawl's range of makespans, from its slowest plan, that the repair covers.

@@ -26,7 +26,7 @@ agree where time falls with the clock (GPT-3 on A100); on measured profiles
 where a lower clock runs faster they do not (docs/pipeline.md, EnvPipe).
 
 The planner works on whatever schedule the instance holds. EnvPipe's own
-scheduler (EnvPipe 4.3) is :func:`energyopt.pipeline.envpipe_scheduler.envpipe_schedule`,
+scheduler (EnvPipe 4.3) is :func:`energyopt.pipeline.baselines.envpipe_scheduler.envpipe_schedule`,
 which returns a rescheduled instance to run this planner on.
 """
 

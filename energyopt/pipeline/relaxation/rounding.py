@@ -1,6 +1,6 @@
 """A plan from the convex-hull relaxation: round each duration down, then descend on slack.
 
-The relaxation (:mod:`energyopt.pipeline.relaxation`) gives a duration ``d_i`` per
+The relaxation (:mod:`energyopt.pipeline.relaxation.hull`) gives a duration ``d_i`` per
 computation that meets the deadline. Choosing for each computation its cheapest
 option no slower than ``d_i`` keeps every path at most as long, so the rounded plan
 meets the deadline too; only computations whose ``d_i`` fell between two hull

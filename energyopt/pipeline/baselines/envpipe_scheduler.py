@@ -15,7 +15,7 @@ II. every forward moved up holds one more activation until its backward:
 The paper computes "how many FPs can be rescheduled and stretched" from the
 bubbles' slack but gives no formula. The rule here: greedily, one forward at a
 time, make the move (one more warm-up forward on one stage) that most lowers
-the energy of the EnvPipe frequency plan (:func:`energyopt.pipeline.envpipe.envpipe_plan`,
+the energy of the EnvPipe frequency plan (:func:`energyopt.pipeline.baselines.envpipe.envpipe_plan`,
 scored by the evaluator) without making the all-maximum-clock iteration slower
 than 1F1B's (EnvPipe preserves performance); stop when no move lowers it. Taking
 every forward that fits instead (all forwards first) spreads the bubbles less
@@ -29,7 +29,7 @@ from typing import Any
 
 from energyopt.core import validate as V
 from energyopt.core.timelimit import TimeBudget
-from energyopt.pipeline.envpipe import envpipe_plan
+from energyopt.pipeline.baselines.envpipe import envpipe_plan
 from energyopt.pipeline.evaluator import evaluate
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.schedules import dag_edges, warmup_order

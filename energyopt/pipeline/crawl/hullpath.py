@@ -1,6 +1,6 @@
 """The hull LP's optimal durations along the crawl, from event to event.
 
-The event loop of the default crawl (:mod:`~energyopt.pipeline.hullcrawl`, whose
+The event loop of the default crawl (:mod:`~energyopt.pipeline.crawl.hullcrawl`, whose
 module doc gives the method): Phillips-Dessouky steps on the lower convex hull of
 every option table, at integer times of a tiny ``quantum`` (default 0.1 us), each
 step moving as far as its cut stays optimal:
@@ -9,7 +9,7 @@ step moving as far as its cut stays optimal:
 2. per step, the critical computations and tight precedences (exact integer
    test), Eq. 8 flow bounds (speed-up cost = slope of the hull piece to the left,
    slowdown saving = slope to the right), the minimum cut with lower bounds
-   (:func:`~energyopt.pipeline.maxflow.min_cut_one_flow`);
+   (:func:`~energyopt.pipeline.crawl.maxflow.min_cut_one_flow`);
 3. move the cut's forward computations faster and its backward ones slower by
    the largest ``delta`` at which the cut is still optimal: until a moving
    computation reaches a hull vertex (its capacity changes) or another path
@@ -18,7 +18,7 @@ step moving as far as its cut stays optimal:
 
 Between two events the durations move linearly, so the LP's optimal durations
 are known at every iteration time; :func:`sample_times` picks the times at which
-:mod:`~energyopt.pipeline.hullcrawl` reads them back.
+:mod:`~energyopt.pipeline.crawl.hullcrawl` reads them back.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 
 from energyopt.core.instance import InstanceError
+from energyopt.pipeline.crawl.maxflow import _FINITE_TOTAL, _INF_INT
 from energyopt.pipeline.dag import CompactDag, IntegerTimer, critical_key
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.maxflow import _FINITE_TOTAL, _INF_INT
 
 #: Time unit of the exact crawl, in seconds: hull vertex times are rounded up to it.
 QUANTUM_S = 1e-7
@@ -75,7 +75,7 @@ class _Hulls:
     """Lower convex hulls of every table in quanta, padded to one width."""
 
     def __init__(self, instance: PemInstance, quantum_s: float) -> None:
-        from energyopt.pipeline.relaxation import lower_hull
+        from energyopt.pipeline.relaxation.hull import lower_hull
 
         names = sorted(instance.tables)
         which = {nm: k for k, nm in enumerate(names)}
@@ -324,7 +324,7 @@ class _CutGraph:
 
     Nodes: start ``2i`` and end ``2i + 1`` of computation ``i``, source ``2n``, sink
     ``2n + 1``. The minimum cut with lower bounds is found with one maximum flow
-    as in :func:`~energyopt.pipeline.maxflow.min_cut_one_flow`: a computation arc
+    as in :func:`~energyopt.pipeline.crawl.maxflow.min_cut_one_flow`: a computation arc
     carries ``u - l`` (zero inside a hull piece, where ``l = u``), and its lower
     bound ``l`` becomes the node terms ``s -> 2i + 1`` and ``2i -> t`` of capacity
     ``l``. The source side is what the source reaches in the residual graph of a

@@ -26,9 +26,9 @@ from energyopt.core.outcome import SolverOutcome
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.core.timelimit import MIN_SOLVER_S
 from energyopt.pipeline.evaluator import PemSolution, evaluate
-from energyopt.pipeline.exact import within_solver_tolerance
+from energyopt.pipeline.exact.solve import within_solver_tolerance
+from energyopt.pipeline.exact.timewindows import time_windows
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.timewindows import time_windows
 
 
 def _ticks(x: float, resolution: float, up: bool) -> int:
@@ -357,7 +357,7 @@ def best_bound(
     (energy counted to the deadline, Perseus Eq. 4): CP-SAT's from the bound model
     (durations and costs rounded down) plus ``P_b S T``, the relaxation's from weak
     duality (Eq. PEM-R6) plus ``P_b S T``. The relaxation's is capped at ``choice``'s
-    energy within HiGHS' tolerance (:func:`energyopt.pipeline.exact.within_solver_tolerance`).
+    energy within HiGHS' tolerance (:func:`energyopt.pipeline.exact.solve.within_solver_tolerance`).
     """
     if lp_bound is not None and choice is not None:
         energy = evaluate(instance, PemSolution(choice)).energy_j

@@ -1,6 +1,6 @@
 """Planned durations to clocks, for many plans at once.
 
-The hull LP (:mod:`~energyopt.pipeline.hullpath`) gives every computation a
+The hull LP (:mod:`~energyopt.pipeline.crawl.hullpath`) gives every computation a
 planned duration that usually falls between two measured options. The fitter
 turns durations into clocks: each computation runs the slowest Pareto option
 that fits in its window (the earliest start given its predecessors' clocks, and

@@ -27,8 +27,8 @@ import numpy as np
 
 from energyopt.core.highslp import csc_rows, highs_lp, quiet_highs
 from energyopt.pipeline.evaluator import evaluate
+from energyopt.pipeline.exact.timewindows import time_windows
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.timewindows import time_windows
 
 #: Least and largest neighbourhood, as a fraction of the deadline (the window's width).
 MIN_WINDOW, MAX_WINDOW = 0.02, 0.6
@@ -41,13 +41,13 @@ class SubMilp:
     sorted by measured time, fastest first, the binary ``y_ik`` (``k >= 1``) means
     "option ``k`` or a slower one", so fixing an option, or keeping it within
     ``reach`` places, fixes a prefix and a suffix of the ``y_ik``. Times are in units
-    of the deadline and energies in units of :func:`energyopt.pipeline.exact.energy_unit`,
+    of the deadline and energies in units of :func:`energyopt.pipeline.exact.solve.energy_unit`,
     so HiGHS' absolute tolerances are relative ones. Columns: the ``y_ik``, then the
     starts ``s_i``.
     """
 
     def __init__(self, instance: PemInstance) -> None:
-        from energyopt.pipeline.exact import energy_unit
+        from energyopt.pipeline.exact.solve import energy_unit
 
         if instance.deadline_s is None or instance.deadline_s <= 0:
             raise ValueError("the neighbourhood search needs a positive deadline")

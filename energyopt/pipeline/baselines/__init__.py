@@ -1,0 +1,1 @@
+"""Baselines of the papers: EnvPipe (and its scheduler), ZeusGlobal and ZeusPerStage."""

@@ -1,0 +1,1 @@
+"""Exact PEM methods: MILP, CP-SAT, brute force, exact frontier, neighbourhood search."""
