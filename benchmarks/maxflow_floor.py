@@ -10,8 +10,13 @@ once as is (CPU median of ``--repeats``) and once with OR-Tools' ``SimpleMaxFlow
 wrapped in a CPU timer, and prints the number of max flows, the CPU seconds spent
 inside them (the hull crawl's and the repairs' apart), and their share of the whole.
 However the rest of the crawl is sped up, a crawl that solves these max flows cannot
-take less than their sum; ``--budget CASE=SECONDS`` compares that floor with a target
-(for example 8x16's lowtime CPU time from ``benchmarks/pem_crawl.py`` divided by 100).
+take less than their sum. ``--budget CASE=REFERENCE/FACTOR`` compares that floor with a
+budget measured in the same run: the CPU median (of ``--repeats``) of ``REFERENCE``
+on the case, divided by ``FACTOR``. ``REFERENCE`` is ``lowtime`` (the authors' crawl,
+when installed; as in ``benchmarks/pem_crawl.py``) or a git revision of energyopt (its
+default ``perseus``), for example ``--budget 8x16=lowtime/100 gpt96=ed733db/3``. The
+figures are ratios of CPU seconds taken on the same machine at the same time, and the
+load average is printed beside them: a budget measured on another day is not a budget.
 
 Cases: synthetic 1F1B ``SxM`` (10 clocks, seed 0, simulated) and ``gptM`` (the Perseus
 GPT-3 175B A100 profile of ``../shared/data/perseus-sosp24`` at M microbatches, 8
@@ -21,7 +26,9 @@ stages, 83.64 W blocking power).
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -34,6 +41,7 @@ from energyopt.pipeline import instance_from_perseus_profile, synthetic_instance
 from energyopt.pipeline.crawl import hullcrawl
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # pem_crawl's reference runners
 PROFILE = ROOT.parent / "shared/data/perseus-sosp24/gpt3-175b+a100_sxm_bf16.csv"
 
 #: CPU seconds inside max flows, by who asked: the hull crawl or the repairs.
@@ -83,13 +91,51 @@ def cpu_seconds(inst, repeats: int) -> float:
     return statistics.median(runs)
 
 
+def reference_cpu(case: str, reference: str, repeats: int) -> float:
+    """CPU median of ``repeats`` runs of ``reference`` (``lowtime`` or a git revision of
+    energyopt) on ``case``, measured now."""
+    import pem_crawl
+
+    inst = instance(case)
+    if reference == "lowtime":
+        if pem_crawl.lowtime_version() is None:
+            raise SystemExit("lowtime is not installed (.venv/bin/pip install lowtime==0.3.0)")
+        return statistics.median(pem_crawl.run_lowtime(inst)["cpu_s"] for _ in range(repeats))
+    if case.startswith("gpt"):
+        spec = ["profile", str(PROFILE.resolve()), int(case[3:]), 0, 83.64]
+    else:
+        stages, microbatches = map(int, case.split("x"))
+        spec = ["synthetic", stages, microbatches, 10, 0]
+    return statistics.median(pem_crawl.run_baseline(reference, spec, repeats)["cpu"])
+
+
+def budgets(items: list[str], floors: dict[str, float], repeats: int) -> list[list]:
+    """Rows of the budget table: each budget measured in this run (``CASE=REF/FACTOR``)."""
+    rows = []
+    for item in items:
+        case, ref = item.split("=")
+        reference, factor = ref.rsplit("/", 1)
+        ref_cpu = reference_cpu(case, reference, repeats)
+        budget, floor = ref_cpu / float(factor), floors[case]
+        rows.append(
+            [case, reference, f"{ref_cpu:.3f}", f"/ {factor}", f"{budget:.3f}", f"{floor:.3f}",
+             f"{floor / budget:.2f}", "above" if floor > budget else "within"]
+        )  # fmt: skip
+    return rows
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", nargs="+", default=["8x16", "gpt96"])
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--budget", nargs="*", default=[], metavar="CASE=SECONDS")
+    ap.add_argument("--budget", nargs="*", default=[], metavar="CASE=REFERENCE/FACTOR")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
+    load_before = _load()
     energyopt.solve(synthetic_instance(2, 3, 4), "perseus", progress=False)  # warm up
     rows = []
     for case in args.cases:
@@ -111,16 +157,16 @@ def main() -> None:
         )  # fmt: skip
     head = ["case", "perseus CPU (s)", "hull max flows", "their CPU (s)", "repair max flows"]
     head += ["their CPU (s)", "max flows, CPU (s)", "share"]
+    floors = {row[0]: float(row[6]) for row in rows}
+    budget_rows = budgets(args.budget, floors, args.repeats)
     print(
-        f"energyopt {energyopt.__version__}; CPU medians of {args.repeats}; synthetic = simulated"
+        f"energyopt {energyopt.__version__}; CPU medians of {args.repeats}; synthetic = simulated;"
+        f" load average {load_before} before, {_load()} after"
     )
     print(format_table(head, rows))
-    floors = {row[0]: float(row[6]) for row in rows}
-    for item in args.budget:
-        case, seconds = item.split("=")
-        budget, floor = float(seconds), floors[case]
-        verdict = "above" if floor > budget else "within"
-        print(f"{case}: max flows alone {floor:.3f} s, {verdict} a budget of {budget:.3f} s")
+    if budget_rows:
+        head = ["case", "reference", "its CPU (s)", "factor", "budget (s)", "max flows (s)"]
+        print(format_table([*head, "floor / budget", "floor"], budget_rows))
 
 
 if __name__ == "__main__":

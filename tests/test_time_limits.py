@@ -4,12 +4,16 @@ The rule (README, "Time limits are limits") holds for exact methods and heuristi
 alike; each runs here on the largest committed instance of its family, where most of
 them cannot finish in the limit. A method may refuse an instance that is too large for
 it (brute force), as long as it says so at once.
+
+The limit is checked in a way that a loaded machine cannot break (``tests/timing.py``):
+in wall time, or else in the method's own CPU time. The strict wall-clock check is the
+``wallclock`` test below, which ``make test`` leaves out and
+``benchmarks/time_limits.py`` runs.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
 from pathlib import Path
 
 import pytest
@@ -18,11 +22,10 @@ import energyopt
 from energyopt.core.instance import load_instance
 from energyopt.core.registry import families, methods
 from energyopt.core.result import Result
+from tests.timing import ALLOWANCE_S, assert_within, measured
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT_S = 0.2
-#: The rule's allowance past the limit.
-ALLOWANCE_S = 1.0
 #: The committed instance that takes each family's methods longest.
 LARGEST = {
     "capacity": "instances/capacity/paper/016-paper-s2-n100-point100.json",
@@ -43,18 +46,32 @@ def _instance(family: str):
 CASES = [(f, m) for f in families() if f in (*LARGEST, "tuning") for m in sorted(methods(f))]
 
 
-@pytest.mark.parametrize(("family", "method"), CASES, ids=[f"{f}-{m}" for f, m in CASES])
-def test_method_returns_within_its_time_limit(family, method):
+def _run(family: str, method: str):
+    """(result or None when refused, usage) of one call with :data:`LIMIT_S`."""
     inst = _instance(family)
-    tick = time.perf_counter()
-    try:
-        res = energyopt.solve(inst, method, time_limit=LIMIT_S, seed=0)
-    except ValueError as exc:  # refused as too large: must be said before any work
-        assert "exceed" in str(exc) or "too" in str(exc), exc
-        res = None
-    wall = time.perf_counter() - tick
-    assert wall <= LIMIT_S + ALLOWANCE_S, f"{method} took {wall:.2f} s"
+    res = None
+    with measured() as used:
+        try:
+            res = energyopt.solve(inst, method, time_limit=LIMIT_S, seed=0)
+        except ValueError as exc:  # refused as too large: must be said before any work
+            assert "exceed" in str(exc) or "too" in str(exc), exc
     if isinstance(res, Result):
         # The reported runtime is the method's whole call, not a part of it.
-        assert res.runtime_s <= wall + 1e-3
-        assert res.runtime_s >= 0.5 * wall - 0.05, (res.runtime_s, wall)
+        assert res.runtime_s <= used.wall_s + 1e-3
+    return res, used
+
+
+@pytest.mark.parametrize(("family", "method"), CASES, ids=[f"{f}-{m}" for f, m in CASES])
+def test_method_returns_within_its_time_limit(family, method):
+    _, used = _run(family, method)
+    assert_within(used, LIMIT_S, method)
+
+
+@pytest.mark.wallclock
+@pytest.mark.parametrize(("family", "method"), CASES, ids=[f"{f}-{m}" for f, m in CASES])
+def test_method_returns_within_its_time_limit_in_wall_time(family, method):
+    # The contract in wall seconds alone: on an idle machine only (benchmarks/time_limits.py).
+    res, used = _run(family, method)
+    assert used.wall_s <= LIMIT_S + ALLOWANCE_S, f"{method} took {used.wall_s:.2f} s"
+    if isinstance(res, Result):
+        assert res.runtime_s >= 0.5 * used.wall_s - 0.05, (res.runtime_s, used.wall_s)

@@ -30,7 +30,7 @@ from energyopt.bench.executors import make_executor
 from energyopt.bench.families import families_with_suites, load_instance_file, suite_instances
 from energyopt.bench.provenance import code_version, describe
 from energyopt.bench.store import ResultsStore
-from energyopt.core.registry import check_options_known, get_method
+from energyopt.core.registry import check_options, check_options_known, get_method, unknown_options
 from energyopt.core.registry import methods as registered_methods
 
 
@@ -179,7 +179,10 @@ def plan_cells(
 def _check_options(cells: list[Cell], options: dict[str, Any]) -> None:
     """An option that none of the cells' methods takes is an error."""
     pairs = sorted({(c.family, c.method) for c in cells})
-    check_options_known([get_method(f, m) for f, m in pairs], options)
+    chosen = [get_method(f, m) for f, m in pairs]
+    check_options_known(chosen, options)
+    for m in chosen:  # each method checks the options it takes, before any cell runs
+        check_options(m, {k: v for k, v in options.items() if k not in unknown_options(m, options)})
 
 
 def _sources(

@@ -38,11 +38,6 @@ import time  # noqa: E402
 
 from energyopt.core.instance import InstanceError  # noqa: E402
 
-#: When the running command started (``perf_counter``, set by :func:`main`):
-#: ``solve --time-limit`` counts from here, so loading the solver stack and the
-#: instance is inside the limit.
-STARTED = time.perf_counter()
-
 SUBCOMMAND_MODULES = (
     "energyopt.cli.solve",
     "energyopt.cli.bench",

@@ -201,15 +201,22 @@ class Result:
     def to_frame(self) -> pd.DataFrame:
         """One-row tidy DataFrame: the scalar fields (no solution, frontier or extra).
 
-        Enumerations are their string values; ``options`` is JSON text.
+        Indexed by (``instance_id``, ``method``, ``seed``), so that ``pd.concat`` of
+        several results keeps them apart (``reset_index()`` makes them columns again).
+        ``objective``, ``bound``, ``gap`` and ``runtime_s`` are floats, ``NaN`` where
+        there is none; ``seed`` is a nullable integer. Enumerations are their string
+        values; ``options`` is JSON text.
         """
         import pandas as pd
 
         d = self.to_dict()
         row = {k: d[k] for k in _FRAME_COLUMNS}
+        for k in ("objective", "bound", "gap", "runtime_s"):
+            row[k] = _nan(row[k])
         row["options"] = json.dumps(d["options"], sort_keys=True)
         row["frontier_points"] = len(self.frontier)
-        return pd.DataFrame([row])
+        df = pd.DataFrame([row]).astype({"seed": "Int64"})
+        return df.set_index(["instance_id", "method", "seed"])
 
     def frontier_frame(self) -> pd.DataFrame:
         """The frontier as a tidy DataFrame, fastest point first.

@@ -47,7 +47,8 @@ def test_parse_options_reads_json_values():
 def test_unknown_option_lists_the_valid_ones(tiny, capsys):
     assert main(["solve", str(tiny), "-m", "highs", "-o", "colour=1"]) == 2
     err = capsys.readouterr().err
-    assert "unknown option(s) 'colour'" in err and "formulation (default 'incremental')" in err
+    assert "unknown option(s) 'colour'" in err
+    assert "formulation (incremental|assignment, default 'incremental')" in err
     with pytest.raises(ValueError, match=r"valid: .*tau_s"):
         check_options_known([get_method("pipeline", "perseus")], {"colour": 1})
     # An option that one of the selected methods takes is fine for the batch.
@@ -55,10 +56,34 @@ def test_unknown_option_lists_the_valid_ones(tiny, capsys):
     check_options_known(methods, {"tau_s": 0.01})
 
 
-def test_log_shows_the_solver_log(tiny, capfd):
-    assert main(["solve", str(tiny), "-m", "highs", "--log"]) == 0
+@pytest.mark.parametrize(
+    "instance",
+    [
+        None,  # the pipeline's ``tiny``
+        "instances/capacity/smoke/000-random-point-0-work-conserving.json",
+        "instances/powercap/smoke",
+    ],
+)
+def test_log_shows_the_solver_log(tiny, capfd, monkeypatch, instance):
+    # Issue 27: --log showed only HiGHS' banner; the presolve and solving report must show.
+    # Without the re-solve that verifies an optimum (it has a log of its own).
+    import energyopt.core.highs
+
+    monkeypatch.setattr(energyopt.core.highs, "SAFE_MIP_FEASIBILITY_TOLERANCE", 0.0)
+    root = Path(__file__).resolve().parents[2]
+    path = tiny if instance is None else root / instance
+    if path.is_dir():
+        path = sorted(path.glob("*.json"))[0]
+    assert main(["solve", str(path), "-m", "highs", "--log", "--time-limit", "60"]) == 0
     out = capfd.readouterr().out
-    assert "HiGHS" in out  # HiGHS' own banner and log lines
+    assert "Running HiGHS" in out
+    assert "Presolving model" in out or "Presolve is switched off" in out, out[-2000:]
+    assert "Solving report" in out, out[-2000:]
+    assert main(["solve", str(path), "-m", "highs"]) == 0
+    assert "Solving report" not in capfd.readouterr().out  # no log without --log
+
+
+def test_tee_notes_a_method_without_a_solver(tiny, capfd):
     assert main(["solve", str(tiny), "-m", "bruteforce", "--tee"]) == 0
     assert "runs no external solver" in capfd.readouterr().err
 
@@ -122,7 +147,36 @@ def test_generate_refuses_to_replace_data_derived_instances(tmp_path, monkeypatc
     assert kept.read_text() == "{}"
 
 
-def test_solve_time_limit_counts_from_the_command_start():
+def test_solve_time_limit_counts_from_each_methods_start(tiny, monkeypatch):
+    # Issue 27: the first method's limit counted from the process start, imports and
+    # reading included. Reading now takes 1 s: the method still gets its whole limit.
+    import time
+
+    import energyopt.core.instance as instance_module
+    import energyopt.core.registry as registry
+    from energyopt.cli.solve import EXIT_RESERVE_S
+
+    load, given = instance_module.load_instance, []
+
+    def slow_load(path):
+        time.sleep(1.0)
+        return load(path)
+
+    def record(instance, name, time_limit=None, **kw):
+        given.append(time_limit)
+        return real(instance, name, time_limit=time_limit, **kw)
+
+    real = registry.solve
+    monkeypatch.setattr(instance_module, "load_instance", slow_load)
+    monkeypatch.setattr(registry, "solve", record)
+    assert main(["solve", str(tiny), "-m", "bruteforce", "-m", "zeus-global",
+                 "--time-limit", "100"]) == 0  # fmt: skip
+    assert len(given) == 2
+    for limit in given:  # 100 - the exit reserve, less the instant between clock and call
+        assert 100.0 - EXIT_RESERVE_S - 0.5 < limit <= 100.0 - EXIT_RESERVE_S
+
+
+def test_time_left():
     import time
 
     from energyopt.cli.solve import EXIT_RESERVE_S, _time_left

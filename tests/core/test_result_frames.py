@@ -30,6 +30,23 @@ def test_to_frame_is_one_tidy_row_with_plain_values():
     assert "solution" not in df.columns
 
 
+def test_frames_of_several_results_concatenate_with_a_key_and_nan_bounds():
+    # Issue 27: pd.concat gave the index 0, 0, 0 and a bound column of Python None.
+    a = _result()
+    b = Result("pipeline", "abc", "highs", TerminationReason.TIME_LIMIT, SolutionStatus.NONE)
+    c = Result("pipeline", "def", "lns", TerminationReason.COMPLETED, SolutionStatus.FEASIBLE,
+               objective=5.0, seed=3)  # fmt: skip
+    df = pd.concat([r.to_frame() for r in (a, b, c)])
+    assert list(df.index.names) == ["instance_id", "method", "seed"]
+    assert df.index.is_unique
+    assert df.loc[("def", "lns", 3), "objective"] == 5.0
+    for col in ("objective", "bound", "gap", "runtime_s"):
+        assert df[col].dtype == "float64", col
+    assert math.isnan(df.loc[("abc", "highs"), "bound"].iloc[0])
+    assert df["bound"].isna().tolist() == [False, True, True]
+    assert str(df.reset_index()["seed"].dtype) == "Int64"
+
+
 def test_frontier_frame_sorted_with_units_and_nan_for_no_bound():
     df = _result().frontier_frame()
     assert list(df.columns) == ["method", "deadline_s", "energy_j", "bound_j", "gap"]

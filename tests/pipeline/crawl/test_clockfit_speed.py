@@ -25,7 +25,7 @@ from energyopt.pipeline.paretoset import (
     frontier_points,
     pareto_indices,
 )
-from tests.pipeline import crawl_reference as ref
+from tests.pipeline.crawl import crawl_reference as ref
 
 INSTANCES = [
     synthetic_instance(3, 4, 5, seed=1),

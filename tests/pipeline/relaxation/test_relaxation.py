@@ -14,6 +14,7 @@ from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.options import OptionTable
 from energyopt.pipeline.relaxation.hull import bound_curve, lower_hull, relaxation_bound
 from energyopt.pipeline.schedules import Computation
+from tests.timing import assert_within, loaded, measured
 
 
 def chain(deadline_s):
@@ -109,7 +110,7 @@ def test_mixed_time_scales_highs_matches_brute_force():
 def test_highs_starts_from_the_relaxation_and_reports_both_bounds():
     inst = synthetic_instance(4, 8, 10, seed=1)
     inst = inst.with_deadline(evaluate(inst, fastest_choice(inst), None).iteration_time_s * 1.05)
-    r = energyopt.solve(inst, "highs", time_limit=2)
+    r = energyopt.solve(inst, "highs", time_limit=60)  # ample: not a time-limit test
     lp = r.extra["relaxation_bound_j"]
     assert lp is not None and lp <= r.bound + 1e-9 and r.bound <= r.objective + 1e-6
     rr = energyopt.solve(inst, "relaxation-rounding")
@@ -119,10 +120,15 @@ def test_highs_starts_from_the_relaxation_and_reports_both_bounds():
 def test_highs_time_limit_covers_model_building():
     inst = synthetic_instance(8, 48, 10, seed=0)
     inst = inst.with_deadline(evaluate(inst, fastest_choice(inst), None).iteration_time_s * 1.1)
-    r = energyopt.solve(inst, "highs", time_limit=1.0)
+    with measured() as used:
+        r = energyopt.solve(inst, "highs", time_limit=1.0)
+    assert_within(used, 1.0, "highs")
     assert r.termination in (TerminationReason.TIME_LIMIT, TerminationReason.OPTIMAL)
-    assert r.objective is not None and r.bound is not None and r.bound <= r.objective
-    assert r.runtime_s <= 5.0  # the limit plus a generous margin for a loaded machine
+    assert r.objective is not None, r.message
+    # The relaxation's LP gives the bound when it finishes within the limit, which a
+    # loaded machine may not let it do.
+    assert r.bound is not None or loaded(used), f"no bound although the method ran: {used}"
+    assert r.bound is None or r.bound <= r.objective
 
 
 def test_certified_crawl_frontier():
@@ -143,7 +149,7 @@ def test_formulation_doc_and_code_cite_the_same_relaxation_equations():
 
     from energyopt.pipeline.relaxation import hull as relaxation
 
-    doc = (Path(__file__).resolve().parents[2] / "formulations" / "pem.md").read_text()
+    doc = (Path(__file__).resolve().parents[3] / "formulations" / "pem.md").read_text()
     tag = re.compile(r"PEM-R(\d)")
     assert {m.group(1) for m in tag.finditer(doc)} == set("1234567")
     code = {m.group(1) for m in tag.finditer(inspect.getsource(relaxation))}

@@ -13,7 +13,7 @@ from energyopt.pipeline import random_dag_instance, synthetic_instance
 from energyopt.pipeline.crawl.clockfit import ClockFitter
 from energyopt.pipeline.crawl.hullpath import hull_path
 from energyopt.pipeline.dag import CompactDag
-from tests.pipeline import crawl_reference as ref
+from tests.pipeline.crawl import crawl_reference as ref
 
 INSTANCES = [
     synthetic_instance(3, 4, 5, seed=1),

@@ -23,7 +23,7 @@ import energyopt
 from energyopt.pipeline import best_at, evaluate, instance_from_perseus_profile
 from energyopt.pipeline.evaluator import uniform_clock_choice
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "perseus-sosp24"
+DATA = Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "perseus-sosp24"
 PROFILE = DATA / "gpt3-175b+a100_sxm_bf16.csv"
 P_BLOCKING_W = 83.64
 #: Perseus Table 6, GPT-3 175B on A100: energy savings (%) by number of microbatches.

@@ -10,7 +10,7 @@ import pytest
 from energyopt.pipeline import random_dag_instance
 from energyopt.pipeline.exact import milp
 
-DOC = Path(__file__).resolve().parents[2] / "formulations" / "pem.md"
+DOC = Path(__file__).resolve().parents[3] / "formulations" / "pem.md"
 TAG = re.compile(r"\(PEM-(\d+)[a-z]?\)")
 
 # Equation tag -> Pyomo component that carries it (per formulation).

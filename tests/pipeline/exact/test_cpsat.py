@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -14,8 +13,9 @@ from energyopt.pipeline import OptionTable, PemInstance, random_dag_instance, sy
 from energyopt.pipeline.evaluator import deadline_between, fastest_choice
 from energyopt.pipeline.exact import cpsat as _cpsat
 from energyopt.pipeline.schedules import Computation
+from tests.timing import assert_within, loaded, measured
 
-PAPER = Path(__file__).resolve().parents[2] / "instances" / "pipeline" / "paper"
+PAPER = Path(__file__).resolve().parents[3] / "instances" / "pipeline" / "paper"
 
 
 @pytest.mark.parametrize(
@@ -27,14 +27,18 @@ def test_short_limit_on_gpt3_8x96_returns_in_time_with_the_relaxation_bound(name
     # models would take another 0.8 s, so they are not built and the relaxation's plan
     # and bound stand.
     inst = load_instance(PAPER / name)
-    tick, cpu = time.perf_counter(), time.process_time()
-    r = energyopt.solve(inst, "cpsat", time_limit=1.0)
-    # Wall or CPU seconds: on a shared machine the wall clock also counts other processes.
-    assert min(time.perf_counter() - tick, time.process_time() - cpu) <= 2.0
     relaxed = energyopt.solve(inst, "relaxation-rounding")
+    with measured() as used:
+        r = energyopt.solve(inst, "cpsat", time_limit=1.0)
+    assert_within(used, 1.0, "cpsat")
     assert r.termination is TerminationReason.TIME_LIMIT
-    assert r.objective is not None and "no time left to build" in r.message
-    assert r.bound >= relaxed.bound
+    assert r.objective is not None, r.message
+    if r.bound is None:
+        # The relaxation's LP did not finish within the limit: a loaded machine only.
+        assert loaded(used), f"no bound although the method had the machine: {used}"
+        return
+    assert "no time left to build" in r.message
+    assert relaxed.bound is not None and r.bound >= relaxed.bound
     assert r.bound <= r.objective
 
 
@@ -101,7 +105,7 @@ def test_no_time_to_build_reports_the_relaxation(monkeypatch):
     assert r.termination is TerminationReason.TIME_LIMIT
     assert r.solution.choice == relaxed.solution.choice
     assert r.bound == relaxed.bound
-    assert "no time left to build" in r.message and r.runtime_s < 5
+    assert "no time left to build" in r.message
 
 
 def test_no_deadline_and_no_time_to_build_is_a_time_limit_without_plan(monkeypatch):
