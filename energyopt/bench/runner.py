@@ -30,7 +30,13 @@ from energyopt.bench.executors import make_executor
 from energyopt.bench.families import families_with_suites, load_instance_file, suite_instances
 from energyopt.bench.provenance import code_version, describe
 from energyopt.bench.store import ResultsStore
-from energyopt.core.registry import check_options, check_options_known, get_method, unknown_options
+from energyopt.core.registry import (
+    check_options,
+    check_options_known,
+    family_hooks,
+    get_method,
+    unknown_options,
+)
 from energyopt.core.registry import methods as registered_methods
 
 
@@ -147,6 +153,8 @@ def plan_cells(
     for inst, suite_name, origin in sources:
         known = registered_methods(inst.family)
         names = [m for m in wanted if m in known] if wanted is not None else sorted(known)
+        applies = family_hooks(inst.family).method_applies
+        names = [m for m in names if applies is None or applies(inst, m)]
         seen.update(names)
         for method in names:
             for seed in seeds:

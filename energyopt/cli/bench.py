@@ -9,7 +9,7 @@ from typing import Any
 
 from energyopt.bench.cells import DEFAULT_GRACE_S
 from energyopt.bench.families import SUITE_NAMES
-from energyopt.cli.errors import one_line_errors
+from energyopt.cli.errors import one_line_errors, seed_argument
 from energyopt.cli.solve import add_method_argument, add_option_argument
 
 
@@ -25,7 +25,7 @@ def register(sub: Any) -> None:
     p.add_argument("--suite", help=f"suite of every family that has one ({', '.join(SUITE_NAMES)})")
     p.add_argument("--family", action="append", help="only this family (repeatable)")
     add_method_argument(p, required=False)
-    p.add_argument("--seeds", nargs="+", type=int, default=[0], metavar="SEED")
+    p.add_argument("--seeds", nargs="+", type=seed_argument, default=[0], metavar="SEED")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per cell (default 60)")
     p.add_argument(
         "--grace",

@@ -25,6 +25,7 @@ from energyopt.powercap.models import (
 )
 from energyopt.powercap.placement import Placement, buddy_place
 from energyopt.powercap.profilegen import simulated_profile, truth_models
+from energyopt.powercap.scenario import PowercapScenario
 
 __all__ = [
     "EventJob",
@@ -35,6 +36,7 @@ __all__ = [
     "Placement",
     "PowercapEvaluation",
     "PowercapInstance",
+    "PowercapScenario",
     "PowercapSolution",
     "buddy_place",
     "evaluate",
