@@ -27,7 +27,8 @@ def _key(solution) -> object:
 @pytest.fixture
 def evaluator_calls(monkeypatch):
     """``count(family)`` counts the family's evaluator calls per plan from now on: the
-    evaluator module's ``evaluate``, wherever it was imported, and the hooks' reference."""
+    evaluator module's ``evaluate``, wherever it was imported and under whatever name,
+    and the hooks' reference."""
     frozen: list = []  # hooks are frozen dataclasses: restored by hand
 
     def count(family: str) -> collections.Counter:
@@ -40,11 +41,11 @@ def evaluator_calls(monkeypatch):
             return original(instance, solution, *args, **kwargs)
 
         for name, mod in list(sys.modules.items()):
-            if (
-                name.startswith(FAMILY_MODULES[family])
-                and getattr(mod, "evaluate", None) is original
-            ):
-                monkeypatch.setattr(mod, "evaluate", counted)
+            if not name.startswith(FAMILY_MODULES[family]):
+                continue
+            for attr, value in list(vars(mod).items()):  # under any name (an alias too)
+                if value is original:
+                    monkeypatch.setattr(mod, attr, counted)
         hooks = family_hooks(family)
         if hooks.evaluate is original:
             object.__setattr__(hooks, "evaluate", counted)
