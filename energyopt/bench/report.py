@@ -40,6 +40,7 @@ from energyopt.bench.sections import (
 from energyopt.bench.store import ResultsStore
 from energyopt.core.files import atomic_write, write_text
 from energyopt.core.gap import gap
+from energyopt.core.scoring import useful_bound
 
 #: A gap below minus this is an objective under a proven bound: a bug.
 BUG_TOL = 1e-7
@@ -73,20 +74,16 @@ class Report:
         """The cells as a DataFrame (sorted by family, instance and method)."""
         return pd.DataFrame(self.cells)
 
-    @property
-    def summary_frame(self) -> pd.DataFrame:
-        """The per family/method summary as a DataFrame."""
-        return pd.DataFrame(self.summary)
 
+def _positive_objective(family: str) -> bool:
+    """Whether the family's objective is >= 0 by construction (its hooks say; a family
+    this installation does not know is taken as a cost, as every family's objective is)."""
+    from energyopt.core.registry import family_hooks
 
-def useful_bound(objective: float | None, bound: float | None) -> float | None:
-    """``bound``, or ``None`` where it proves nothing: missing, or <= 0 under a positive
-    objective (every objective here is a cost >= 0, so such a bound is trivial)."""
-    if bound is None or (isinstance(bound, float) and math.isnan(bound)):
-        return None
-    if bound <= 0 and (objective is None or math.isnan(objective) or objective > 0):
-        return None
-    return bound
+    try:
+        return family_hooks(family).positive_objective
+    except (KeyError, ValueError):
+        return True
 
 
 def cell_frame(store_path: str | Path) -> tuple[pd.DataFrame, list[str]]:
@@ -108,8 +105,10 @@ def cell_frame(store_path: str | Path) -> tuple[pd.DataFrame, list[str]]:
         & cells["status"].isin(["optimal", "feasible"])
         & cells["objective"].notna()
     )
+    positive = {f: _positive_objective(f) for f in cells["family"].unique()}
     cells["useful_bound"] = [
-        _nan(useful_bound(o, b)) for o, b in zip(cells["objective"], cells["bound"])
+        _nan(useful_bound(_none(b), positive[f], _none(o)))
+        for f, o, b in zip(cells["family"], cells["objective"], cells["bound"])
     ]
     # Bounds that hold per seed are shared by the cells of that seed only.
     cells["bound_scope"] = bound_scope(cells)
@@ -126,6 +125,10 @@ def cell_frame(store_path: str | Path) -> tuple[pd.DataFrame, list[str]]:
 
 def _nan(x: float | None) -> float:
     return math.nan if x is None else float(x)
+
+
+def _none(x: float | None) -> float | None:
+    return None if x is None or math.isnan(x) else float(x)
 
 
 def _display_names(cells: pd.DataFrame) -> pd.Series:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from energyopt.core.family import FamilyHooks
-from energyopt.core.scoring import Tolerance
+from energyopt.core.tolerance import Tolerance
 from energyopt.pipeline.evaluator import PemEvaluation, PemSolution, evaluate
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.paretoset import energy_at

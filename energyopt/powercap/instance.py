@@ -309,9 +309,6 @@ class PowercapInstance(InstanceBase):
             V.choice("knob", data.get("knob", KNOBS[0]), KNOBS),
         )
 
-    def with_eta(self, eta: float) -> PowercapInstance:
-        return dataclasses.replace(self, eta=eta)
-
 
 def _validate_job(f: str, job: EventJob, g: int) -> None:
     """One job at the event: its progress, its GPU floor and its option table."""
@@ -537,7 +534,3 @@ def event_instance(
         name,
         source,
     )
-
-
-#: Deprecated name of :class:`EventJobInput` (capacity has a different ``JobSpec``).
-JobSpec = EventJobInput

@@ -18,6 +18,11 @@ from energyopt.core.methodoptions import number
 from energyopt.core.registry import EvaluationMismatchError, register
 from energyopt.pipeline.methods import solve_bruteforce
 
+if os.environ.get("BENCH_TEST_INTERRUPT_PLANNING"):
+    # A Ctrl-C while ``bench`` plans (this plugin is imported then): the cell server has
+    # started; the bench must stop it and exit quietly.
+    raise KeyboardInterrupt
+
 
 def _log(method: str, instance, seed) -> None:
     path = os.environ.get("BENCH_TEST_LOG")

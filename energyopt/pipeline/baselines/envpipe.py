@@ -342,5 +342,5 @@ def envpipe_result(
         )
     else:
         done = TerminationReason.TIME_LIMIT if stats["stopped"] else TerminationReason.COMPLETED
-        res = pem_result(instance, method, choice, termination=done, extra=stats)
+        res = pem_result(instance, method, choice, evaluation=ev, termination=done, extra=stats)
     return dataclasses.replace(res, runtime_s=time.perf_counter() - tick)

@@ -106,10 +106,10 @@ def exact_frontier(
             termination = TerminationReason.ITERATION_LIMIT
             message = f"stopped after {max_points} points"
             break
-        deadline = point.deadline_s * (1 - 2 * DEADLINE_RTOL)
-        if point.deadline_s <= t_fast or deadline < t_fast * (1 - 2 * DEADLINE_RTOL):
+        deadline = point.makespan_s * (1 - 2 * DEADLINE_RTOL)
+        if point.makespan_s <= t_fast or deadline < t_fast * (1 - 2 * DEADLINE_RTOL):
             break
-    points.sort(key=lambda p: p.deadline_s)
+    points.sort(key=lambda p: p.makespan_s)
     return _frontier_result(instance, points, termination, message, solver)
 
 
@@ -136,7 +136,7 @@ def _frontier_result(
     (the slowest point within it) or, without a deadline, at its least energy."""
     objective = bound = solution = None
     T = instance.deadline_s
-    feasible = [p for p in points if T is None or p.deadline_s <= T * (1 + DEADLINE_RTOL)]
+    feasible = [p for p in points if T is None or p.makespan_s <= T * (1 + DEADLINE_RTOL)]
     if feasible:
         pick = feasible[-1] if T is not None else min(points, key=lambda p: p.objective)
         solution = pick.solution

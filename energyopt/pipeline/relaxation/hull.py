@@ -365,7 +365,7 @@ def certify_frontier(
     A point's energy is counted at its own makespan ``T``; any plan finishing by
     ``T`` uses at least ``curve.energy_bound(T)`` there, so that is its proven bound.
     """
-    out = tuple(dataclasses.replace(p, bound=curve.energy_bound(p.deadline_s)) for p in points)
+    out = tuple(dataclasses.replace(p, bound=curve.energy_bound(p.makespan_s)) for p in points)
     gaps = [g for g in (gap(p.objective, p.bound) for p in out) if g is not None]
     stats = {
         "frontier_gap_max": max(gaps) if gaps else None,
