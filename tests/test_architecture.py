@@ -270,15 +270,7 @@ def test_cycle_finder_finds_a_circle_and_only_one(tmp_path):
 #: ``from_json``, and the plot package's regret module taking helpers from the package.
 #: Each is to be broken by its owner; the list must shrink, and nothing may join it.
 CIRCLES_PENDING = [
-    ["energyopt.capacity.generators", "energyopt.capacity.instance", "energyopt.capacity.scenario"],
     ["energyopt.plot", "energyopt.plot.regret"],
-    [
-        "energyopt.powercap.instance",
-        "energyopt.powercap.placement",
-        "energyopt.powercap.scenario",
-        "energyopt.powercap.simulator",
-        "energyopt.powercap.trace",
-    ],
 ]
 
 
@@ -398,11 +390,6 @@ def test_lower_layers_reach_no_family_by_name(layer):
     assert found == []
 
 
-#: Where deprecation shims may remain for now: the pipeline package is being restructured
-#: (issue 28), and its shims go with that work.
-SHIMS_PENDING = ("pipeline",)
-
-
 def test_no_deprecation_shims():
     """Version 0.1.0 has no released users: a renamed name is renamed everywhere, with no
     alias that warns (issue 28)."""
@@ -410,7 +397,6 @@ def test_no_deprecation_shims():
     found = [
         f"{path.relative_to(PACKAGE)}:{n}: {line.strip()}"
         for path in sorted(PACKAGE.rglob("*.py"))
-        if path.relative_to(PACKAGE).parts[0] not in SHIMS_PENDING
         for n, line in enumerate(path.read_text().splitlines(), 1)
         if word.search(line)
     ]

@@ -484,7 +484,6 @@ register(
     description="Exact frontier: epsilon-constraint over deadlines",
     options=(
         O.choice("solver", "highs", ("highs", "cpsat"), "exact method solving each point"),
-        O.number("step_s", None, "deprecated, ignored", above=0.0, nullable=True),
         O.integer("max_points", 500, "stop after this many breakpoints", minimum=1),
     ),
     fixed={"solve_point": solve},

@@ -281,14 +281,12 @@ class PowercapInstance(InstanceBase):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PowercapInstance:
-        """Read an event from its JSON object, strictly (``core.validate``); a simulation
-        scenario (``"kind": "simulation"``) is read by its own class."""
-        data = V.mapping("instance", data)
-        if "kind" in data:
-            from energyopt.powercap.scenario import PowercapScenario
+        """Read an event from its JSON object, strictly (``core.validate``).
 
-            V.version(data)
-            return PowercapScenario.from_dict(data)  # type: ignore[return-value]
+        A simulation scenario (``"kind": "simulation"``) is another type,
+        :class:`~energyopt.powercap.scenario.PowercapScenario`, which
+        :func:`energyopt.load_instance` picks by that field."""
+        data = V.mapping("instance", data)
         V.version(data)
         V.fields(data, "powercap instance", required=_REQUIRED, optional=_OPTIONAL)
         num_gpus = V.integer("num_gpus", data["num_gpus"], minimum=1)

@@ -91,9 +91,10 @@ BAD_OPTIONS = [
     (PIPELINE, "cpsat", "resolution_s", -1, "must be >="),
     (PIPELINE, "cpsat", "workers", "many", "not a string"),
     (PIPELINE, "exact-frontier", "max_points", -5, "must be >= 1"),
-    (PIPELINE, "exact-frontier", "step_s", -1, "must be > 0"),
-    (PIPELINE, "exact-frontier", "step_s", 0, "must be > 0"),
-    (PIPELINE, "exact-frontier", "step_s", "x", "not a string"),
+    # step_s was a deprecated, ignored option: it is gone, so any value is refused.
+    (PIPELINE, "exact-frontier", "step_s", -1, "unknown option"),
+    (PIPELINE, "exact-frontier", "step_s", 0, "unknown option"),
+    (PIPELINE, "exact-frontier", "step_s", "x", "unknown option"),
     (PIPELINE, "lns", "window", -1, "must be > 0"),
     (PIPELINE, "lns", "reach", -1, "must be >= 0"),
     (PIPELINE, "lns", "max_idle", -1, "must be >= 1"),

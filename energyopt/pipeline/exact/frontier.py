@@ -46,7 +46,6 @@ def exact_frontier(
     time_limit: float | None = None,
     seed: int | None = None,
     solver: str = "highs",
-    step_s: float | None = None,
     max_points: int = 500,
     **solver_options: Any,
 ) -> Result:
@@ -58,11 +57,6 @@ def exact_frontier(
         Solves the instance at one deadline with the exact method ``solver``.
     solver
         Exact method used for each point (``"highs"`` or ``"cpsat"``).
-    step_s
-        Deprecated, ignored: the next deadline lies just below the previous
-        breakpoint's makespan m, at ``m (1 - 2 DEADLINE_RTOL)``, the largest deadline
-        at which the evaluator rejects a makespan of m. A fixed step skipped
-        breakpoints closer together than the step.
     max_points
         Stop after this many breakpoints (the result then says so).
 
