@@ -59,6 +59,8 @@ def test_methods_json_lists_kinds_and_option_defaults(capsys):
     assert main(["methods", "pipeline", "--json"]) == 0
     rows = {r["method"]: r for r in json.loads(capsys.readouterr().out)}
     assert rows["highs"]["kind"] == "exact" and rows["perseus"]["frontier"] is True
-    assert rows["highs"]["options"]["formulation"] == "incremental"
+    formulation = rows["highs"]["options"]["formulation"]
+    assert formulation["default"] == "incremental" and formulation["type"] == "str"
+    assert formulation["choices"] == ["incremental", "assignment"]
     assert "time_limit" not in rows["highs"]["options"]
     assert main(["methods", "nope"]) == 2

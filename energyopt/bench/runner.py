@@ -184,11 +184,18 @@ def plan_here(
 
 def _check_options(cells: list[Cell], options: dict[str, Any]) -> None:
     """An option that none of the cells' methods takes is an error."""
-    from energyopt.cli.options import check_options_known
-    from energyopt.core.registry import get_method
+    from energyopt.core.registry import (
+        check_options,
+        check_options_known,
+        get_method,
+        unknown_options,
+    )
 
     pairs = sorted({(c.family, c.method) for c in cells})
-    check_options_known([get_method(f, m) for f, m in pairs], options)
+    chosen = [get_method(f, m) for f, m in pairs]
+    check_options_known(chosen, options)
+    for m in chosen:  # each method checks the options it takes, before any cell runs
+        check_options(m, {k: v for k, v in options.items() if k not in unknown_options(m, options)})
 
 
 def _sources(

@@ -13,9 +13,10 @@ from energyopt.capacity.evaluator import Assignment, CapacitySolution, evaluate
 from energyopt.capacity.greedy import randomized_greedy
 from energyopt.capacity.hooks import HOOKS
 from energyopt.capacity.instance import CapacityInstance
+from energyopt.core import methodoptions as O
 from energyopt.core.errors import EvaluationMismatchError
 from energyopt.core.highs import highs_version
-from energyopt.core.milp_solvers import solve_milp
+from energyopt.core.milp_solvers import check_solver, solve_milp
 from energyopt.core.registry import register
 from energyopt.core.result import Result
 from energyopt.core.scoring import score
@@ -49,17 +50,29 @@ def capacity_result(
     return score(HOOKS, instance, method, solution, termination=termination, **details)
 
 
-@register(FAMILY, "highs", exact=True, description="Capacity MILP (CAP-1..10) solved by HiGHS")
+@register(
+    FAMILY,
+    "highs",
+    exact=True,
+    description="Capacity MILP (CAP-1..10) solved by HiGHS",
+    options=(
+        O.flag("warm_start", True, "start from Randomized Greedy's schedule"),
+        O.number("rel_gap", 1e-9, "relative MIP gap to stop at", minimum=0.0, maximum=1.0),
+        O.integer("threads", 1, "solver threads (null: default)", minimum=1, nullable=True),
+        O.text("solver", "highs", "Pyomo MILP solver name", check_solver),
+        O.flag("tee", False, "print the solver's log"),
+    ),
+)
 def solve_highs(
     instance: CapacityInstance,
     *,
     time_limit: float | None = None,
     seed: int | None = None,
-    warm_start: bool = True,
-    rel_gap: float = 1e-9,
-    threads: int | None = 1,
-    solver: str = "highs",
-    tee: bool = False,
+    warm_start: bool,
+    rel_gap: float,
+    threads: int | None,
+    solver: str,
+    tee: bool,
 ) -> Result:
     """The exact linearization (formulations/capacity.md, CAP-1..CAP-10) with HiGHS' dual bound.
 
@@ -133,14 +146,18 @@ def solve_highs(
     "patterns",
     exact=True,
     description="theta enumeration + node-pattern MILPs (CAP-11..17) by HiGHS; paper scale",
+    options=(
+        O.number("rel_gap", 1e-6, "relative gap to stop at", minimum=0.0, below=1.0),
+        O.integer("greedy_iterations", 100, "Randomized Greedy iterations", minimum=1),
+    ),
 )
 def solve_patterns(
     instance: CapacityInstance,
     *,
     time_limit: float | None = None,
     seed: int | None = None,
-    rel_gap: float = 1e-6,
-    greedy_iterations: int = 100,
+    rel_gap: float,
+    greedy_iterations: int,
 ) -> Result:
     """Exact by theta enumeration (formulations/capacity.md, Section 8).
 
@@ -199,14 +216,18 @@ def solve_bruteforce(
     "randomized-greedy",
     exact=False,
     description="ANDREAS Randomized Greedy (Alg. 1), best f_OBJ of max_iterations",
+    options=(
+        O.integer("max_iterations", 1000, "iterations", minimum=1),
+        O.number("swap_probability", 0.5, "probability of a swap", minimum=0.0, maximum=1.0),
+    ),
 )
 def solve_randomized_greedy(
     instance: CapacityInstance,
     *,
     time_limit: float | None = None,
     seed: int | None = None,
-    max_iterations: int = 1000,
-    swap_probability: float = 0.5,
+    max_iterations: int,
+    swap_probability: float,
 ) -> Result:
     """ANDREAS Randomized Greedy; deterministic for a seed (``None`` means seed 0).
 

@@ -23,24 +23,3 @@ def parse_options(items: Iterable[str]) -> dict[str, Any]:
         except json.JSONDecodeError:
             opts[key] = value
     return opts
-
-
-def check_options_known(methods: Iterable[Any], options: dict[str, Any]) -> None:
-    """Raise ``ValueError`` for an option that none of ``methods`` takes, listing the valid ones.
-
-    ``methods`` are registered :class:`~energyopt.core.registry.Method` objects.
-    """
-    from energyopt.core.registry import method_options, unknown_options
-
-    methods = list(methods)
-    if not options or not methods:
-        return
-    unknown = set(options)
-    for m in methods:
-        unknown &= set(unknown_options(m, options))
-    if unknown:
-        valid = sorted({k for m in methods for k in method_options(m)})
-        raise ValueError(
-            f"-o {', '.join(sorted(unknown))}: no selected method takes this option; "
-            f"valid: {', '.join(valid) or 'none'} (see 'energyopt methods FAMILY')"
-        )

@@ -92,7 +92,7 @@ def _time_left(time_limit: float | None, since: float) -> float | None:
 def _solve(args: argparse.Namespace) -> int:
     from energyopt.cli.options import parse_options
     from energyopt.core.instance import load_instance
-    from energyopt.core.registry import get_method, solve
+    from energyopt.core.registry import check_options, get_method, solve
     from energyopt.core.table import result_table
 
     instance = load_instance(args.instance)
@@ -101,6 +101,8 @@ def _solve(args: argparse.Namespace) -> int:
             raise ValueError(f"--deadline: {instance.family!r} instances have no deadline")
         instance = instance.with_deadline(args.deadline)
     options = parse_options(args.option)
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise ValueError(f"--time-limit {args.time_limit:g}: must be a positive number of seconds")
     if args.solver is not None:
         from energyopt.core.milp_solvers import check_solver
 
@@ -109,6 +111,7 @@ def _solve(args: argparse.Namespace) -> int:
     for name in args.method:
         m = get_method(instance.family, name)
         opts = with_switches(m, options, solver=args.solver, log=args.log)
+        check_options(m, opts)  # every method's options, before any method runs
         runs.append((name, opts))
     results = []
     for name, opts in runs:
@@ -166,24 +169,32 @@ def _methods(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=1, default=repr))
         return 0
-    print(f"{'family':10s} {'method':22s} {'kind':9s} description; options (default)")
+    print(f"{'family':10s} {'method':22s} {'kind':9s} description; options (default, range)")
     for r in rows:
-        opts = ", ".join(f"{k}={v!r}" for k, v in r["options"].items())
+        opts = ", ".join(f"{k}={o['default']!r} ({o['range']})" for k, o in r["options"].items())
         print(f"{r['family']:10s} {r['method']:22s} {r['kind']:9s} {r['description']}")
         if opts:
             print(f"{'':43s} options: {opts}")
+        if r["passes_options_to"]:
+            print(f"{'':43s} and the options of the method named by {r['passes_options_to']}")
     return 0
 
 
 def method_info(m: Any) -> dict[str, Any]:
-    """A registered method as a plain dict: kind, frontier flag, options with defaults."""
-    from energyopt.core.registry import method_options
-
+    """A registered method as a plain dict, from its declaration: kind, frontier flag, and
+    each option's type, range or choices, default and description."""
     return {
         "family": m.family,
         "method": m.name,
         "kind": "exact" if m.exact else "heuristic",
         "frontier": m.frontier,
         "description": m.description,
-        "options": method_options(m),
+        "options": {
+            o.name: {
+                **{k: v for k, v in o.to_dict().items() if k != "name"},
+                "range": o.range_text(),
+            }
+            for o in m.options
+        },
+        "passes_options_to": m.passes_options_to,
     }

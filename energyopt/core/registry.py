@@ -6,14 +6,15 @@ import dataclasses
 import importlib
 import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from energyopt.core.errors import EvaluationMismatchError
+from energyopt.core.methodoptions import RESERVED, MethodOption
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
-from energyopt.core.validate import options_like_defaults
+from energyopt.core.validate import shown
 
 if TYPE_CHECKING:
     from energyopt.core.family import FamilyHooks
@@ -22,6 +23,11 @@ __all__ = [
     "FAMILY_MODULES",
     "EvaluationMismatchError",
     "Method",
+    "MethodOption",
+    "call_arguments",
+    "check_options",
+    "check_options_known",
+    "check_time_limit",
     "families",
     "family_hooks",
     "get_method",
@@ -85,7 +91,22 @@ MethodFunction = Callable[..., Result]
 class Method:
     """A registered method.
 
-    ``function(instance, *, time_limit, seed, **options) -> Result``.
+    ``function(instance, *, time_limit, seed, **fixed, **options) -> Result``, where
+    ``time_limit`` and ``seed`` are passed when the function takes them.
+
+    Attributes
+    ----------
+    options
+        The options, declared once with type, range and default
+        (:class:`~energyopt.core.methodoptions.MethodOption`).
+    fixed
+        Keyword arguments the registration fixes (not options: one entry point
+        registered as several methods, e.g. ``method="perseus"``).
+    passes_options_to
+        The name of the option whose value names another method of the family that
+        gets every option not declared here (``exact-frontier``'s ``solver``).
+    takes
+        Which of ``time_limit`` and ``seed`` the function takes.
     """
 
     family: str
@@ -94,25 +115,86 @@ class Method:
     exact: bool
     frontier: bool = False
     description: str = ""
+    options: tuple[MethodOption, ...] = ()
+    fixed: tuple[tuple[str, Any], ...] = ()
+    passes_options_to: str | None = None
+    takes: frozenset[str] = frozenset(("time_limit", "seed"))
+
+    def option(self, name: str) -> MethodOption | None:
+        """The declaration of option ``name``; ``None`` when the method has none of that name."""
+        return next((o for o in self.options if o.name == name), None)
 
 
 _REGISTRY: dict[str, dict[str, Method]] = {}
 
 
 def register(
-    family: str, name: str, *, exact: bool, frontier: bool = False, description: str = ""
+    family: str,
+    name: str,
+    *,
+    exact: bool,
+    frontier: bool = False,
+    description: str = "",
+    options: tuple[MethodOption, ...] = (),
+    fixed: dict[str, Any] | None = None,
+    passes_options_to: str | None = None,
 ) -> Callable[[MethodFunction], MethodFunction]:
-    """Class the decorated function as method ``name`` of ``family``."""
+    """Class the decorated function as method ``name`` of ``family``, with its options.
+
+    ``options`` is the one declaration of the method's options (type, range, default);
+    every value is checked against it before the method runs (:func:`check_options`).
+    The declaration is checked against the function here, once: each option must be
+    one of its keywords, with the same default when the function has one.
+    """
 
     def deco(fn: MethodFunction) -> MethodFunction:
         methods = _REGISTRY.setdefault(family, {})
         if name in methods and methods[name].function is not fn:
             raise ValueError(f"method {name!r} is already registered for family {family!r}")
         doc = description or ((fn.__doc__ or "").strip().splitlines() or [""])[0]
-        methods[name] = Method(family, name, fn, exact, frontier, doc)
+        takes = _declared_against(f"{family}/{name}", fn, options, fixed or {})
+        methods[name] = Method(
+            family,
+            name,
+            fn,
+            exact,
+            frontier,
+            doc,
+            tuple(options),
+            tuple(sorted((fixed or {}).items())),
+            passes_options_to,
+            takes,
+        )
         return fn
 
     return deco
+
+
+def _declared_against(
+    where: str, fn: MethodFunction, options: tuple[MethodOption, ...], fixed: dict[str, Any]
+) -> frozenset[str]:
+    """Check a registration against ``fn``'s signature; which reserved arguments it takes.
+
+    A programming error (an option the function does not take, a default that
+    differs from the function's, an option also fixed) raises ``TypeError`` at import.
+    """
+    params = inspect.signature(fn).parameters
+    any_keyword = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    names = [o.name for o in options]
+    if len(set(names)) != len(names) or set(names) & set(fixed):
+        raise TypeError(f"{where}: an option is declared twice or also fixed")
+    for key in [*names, *fixed]:
+        p = params.get(key)
+        if p is None and not any_keyword:
+            raise TypeError(f"{where}: {fn.__qualname__} takes no keyword {key!r}")
+    for o in options:
+        p = params.get(o.name)
+        if p is not None and p.default is not inspect.Parameter.empty and p.default != o.default:
+            raise TypeError(
+                f"{where}: option {o.name!r} declared with default {o.default!r}, "
+                f"{fn.__qualname__} has {p.default!r}"
+            )
+    return frozenset(k for k in ("time_limit", "seed") if k in params or any_keyword)
 
 
 def load_family(family: str) -> None:
@@ -124,9 +206,6 @@ def load_family(family: str) -> None:
     except ModuleNotFoundError as exc:
         if exc.name != FAMILY_MODULES[family]:
             raise
-
-
-_load = load_family  # its old private name
 
 
 def methods(family: str) -> dict[str, Method]:
@@ -146,24 +225,120 @@ def get_method(family: str, name: str) -> Method:
 
 
 def method_options(method: Method) -> dict[str, Any]:
-    """The options of a registered method with their defaults (``None`` when required).
+    """The declared options of a registered method with their defaults.
 
-    ``time_limit`` and ``seed`` are every method's and are left out.
+    ``time_limit`` and ``seed`` are every method's and are not options.
     """
-    params = inspect.signature(method.function).parameters
-    return {
-        k: (None if p.default is inspect.Parameter.empty else p.default)
-        for k, p in params.items()
-        if p.kind is inspect.Parameter.KEYWORD_ONLY and k not in ("time_limit", "seed")
-    }
+    return {o.name: o.default for o in method.options}
+
+
+def _accepted(method: Method) -> set[str]:
+    """Every option name ``method`` takes: its own, and those it passes on."""
+    names = {o.name for o in method.options}
+    target = method.option(method.passes_options_to) if method.passes_options_to else None
+    for other in (target.choices or ()) if target is not None else ():
+        names |= _accepted(get_method(method.family, other))
+    return names
 
 
 def unknown_options(method: Method, options: dict[str, Any]) -> list[str]:
-    """The names in ``options`` that ``method`` does not take (none when it takes ``**``)."""
-    params = inspect.signature(method.function).parameters.values()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return []
-    return sorted(set(options) - set(method_options(method)))
+    """The names in ``options`` that ``method`` does not take."""
+    return sorted(set(options) - _accepted(method))
+
+
+def _reserved(key: str, value: Any) -> ValueError:
+    how = {
+        "instance": "the instance is the file or the first argument",
+        "time_limit": "give it as --time-limit or solve(..., time_limit=)",
+        "seed": "give it as --seed or solve(..., seed=)",
+    }[key]
+    return ValueError(f"option {key} = {shown(value)}: not a method option ({how})")
+
+
+def check_options(method: Method, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` checked against ``method``'s declaration, before any work.
+
+    Returns the values as the method takes them (``3.0`` for an int option is 3).
+    Raises a one-line ``ValueError`` naming the method, the option and the value:
+    for a reserved name (``instance``, ``time_limit``, ``seed``), an unknown option,
+    or a value of the wrong type or out of range. Options a method passes on
+    (:attr:`Method.passes_options_to`) are checked against the receiving method.
+    """
+    where = f"method {method.name!r} of family {method.family!r}"
+    own: dict[str, Any] = {}
+    rest: dict[str, Any] = {}
+    for key, value in options.items():
+        if key in RESERVED:
+            raise _reserved(key, value)
+        declared = method.option(key)
+        if declared is None:
+            rest[key] = value
+            continue
+        try:
+            own[key] = declared.check(value)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+    if rest and method.passes_options_to is not None:
+        target = method.option(method.passes_options_to)
+        name = own.get(method.passes_options_to, target.default if target else None)
+        return {**own, **check_options(get_method(method.family, name), rest)}
+    if rest:
+        valid = ", ".join(
+            f"{o.name} ({o.range_text()}, default {o.default!r})" for o in method.options
+        )
+        raise ValueError(
+            f"{where}: unknown option(s) {', '.join(map(repr, sorted(rest)))}; "
+            f"valid: {valid or 'none'}"
+        )
+    return own
+
+
+def check_options_known(methods: Iterable[Method], options: dict[str, Any]) -> None:
+    """Raise ``ValueError`` for an option that none of ``methods`` takes, listing the valid ones.
+
+    For a batch of methods sharing one set of ``-o`` options: each method gets the
+    options it takes (values are checked per method, :func:`check_options`).
+    """
+    methods = list(methods)
+    if not options or not methods:
+        return
+    for key, value in options.items():
+        if key in RESERVED:
+            raise _reserved(key, value)
+    unknown = set(options)
+    for m in methods:
+        unknown &= set(unknown_options(m, options))
+    if unknown:
+        valid = sorted({k for m in methods for k in _accepted(m)})
+        raise ValueError(
+            f"-o {', '.join(sorted(unknown))}: no selected method takes this option; "
+            f"valid: {', '.join(valid) or 'none'} (see 'energyopt methods FAMILY')"
+        )
+
+
+def check_time_limit(time_limit: Any) -> float | None:
+    """``time_limit`` as a positive number of seconds (``None``: no limit); else ``ValueError``."""
+    if time_limit is None:
+        return None
+    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)):
+        raise ValueError(f"time_limit = {shown(time_limit)}: must be a positive number of seconds")
+    if not time_limit > 0:  # NaN fails too
+        raise ValueError(f"time_limit = {shown(time_limit)}: must be positive")
+    return float(time_limit)
+
+
+def call_arguments(
+    method: Method, values: dict[str, Any], time_limit: float | None, seed: int | None
+) -> dict[str, Any]:
+    """The keywords ``method.function`` is called with: defaults, fixed, ``values``."""
+    kwargs = {o.name: o.default for o in method.options}
+    kwargs.update(method.fixed)
+    kwargs.update(values)
+    if "time_limit" in method.takes:
+        kwargs["time_limit"] = time_limit
+    if "seed" in method.takes:
+        kwargs["seed"] = seed
+    return kwargs
 
 
 def solve(
@@ -201,23 +376,11 @@ def solve(
     if family is None:
         raise TypeError(f"{type(instance).__name__} is not a problem instance (no .family)")
     m = get_method(family, method)
-    if time_limit is not None and not time_limit > 0:
-        raise ValueError(f"time_limit must be positive, got {time_limit!r}")
-    unknown = unknown_options(m, options)
-    if unknown:
-        valid = ", ".join(f"{k} (default {v!r})" for k, v in method_options(m).items())
-        raise ValueError(
-            f"method {method!r} of family {family!r}: unknown option(s) "
-            f"{', '.join(map(repr, unknown))}; valid: {valid or 'none'}"
-        )
-    try:
-        inspect.signature(m.function).bind(instance, time_limit=time_limit, seed=seed, **options)
-    except TypeError as exc:
-        raise ValueError(f"method {method!r} of family {family!r}: {exc}") from None
-    options_like_defaults(m.function, options)  # -o tau_s=true is no number
+    time_limit = check_time_limit(time_limit)
+    kwargs = call_arguments(m, check_options(m, options), time_limit, seed)
     tick = time.perf_counter()
     try:
-        result = m.function(instance, time_limit=time_limit, seed=seed, **options)
+        result = m.function(instance, **kwargs)
     except (EvaluationMismatchError, KeyboardInterrupt):
         raise
     except Exception as exc:

@@ -18,7 +18,6 @@ the field and the value (the value is shortened to keep messages on one line).
 
 from __future__ import annotations
 
-import inspect
 import math
 import numbers
 from collections.abc import Iterable, Sequence
@@ -198,35 +197,6 @@ def version(data: dict, supported: Iterable[int] = (1,)) -> int:
         readable = ", ".join(map(str, allowed))
         raise fail("version", value, f"unsupported; this energyopt reads {readable}")
     return value
-
-
-def options_like_defaults(function: Any, options: dict[str, Any]) -> None:
-    """Check method options against the types of ``function``'s keyword defaults.
-
-    ``-o max_iterations=2.5`` or ``-o tau_s=true`` must not reach a method as a float or
-    a bool that it truncates or reads as 1: an option whose default is a bool takes
-    only a bool, an int default takes an integer, a float default takes a number (not
-    NaN), a string default takes a string. Options with a ``None`` default are the
-    method's own business.
-    """
-    try:
-        params = inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return
-    for key, value in options.items():
-        param = params.get(key)
-        default = None if param is None else param.default
-        field = f"option {key}"
-        if value is None or default is None or default is inspect.Parameter.empty:
-            continue
-        if isinstance(default, bool):
-            boolean(field, value)
-        elif isinstance(default, int):
-            integer(field, value, maximum=None)
-        elif isinstance(default, float):
-            number(field, value, allow_inf=True)
-        elif isinstance(default, str):
-            string(field, value, nonempty=False)
 
 
 def required(data: dict, key: str, where: str = "") -> Any:

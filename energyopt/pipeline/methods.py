@@ -10,28 +10,29 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from energyopt.core import methodoptions as O
 from energyopt.core.gap import gap
 from energyopt.core.highs import highs_version
+from energyopt.core.milp_solvers import check_solver
 from energyopt.core.outcome import SolverOutcome
 from energyopt.core.registry import register, solve
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
-from energyopt.core.timelimit import remaining_time
-from energyopt.pipeline.baselines.envpipe import envpipe_result
+from energyopt.core.timelimit import TimeBudget
+from energyopt.pipeline.baselines.envpipe import RANKINGS, VALLEYS, envpipe_result
 from energyopt.pipeline.baselines.zeus import zeus_sweep
-from energyopt.pipeline.crawl.perseus import perseus_frontier
+from energyopt.pipeline.crawl.perseus import CRAWLS, perseus_frontier
 from energyopt.pipeline.evaluator import PemSolution, evaluate, fastest_choice
 from energyopt.pipeline.exact import bruteforce as _bf
 from energyopt.pipeline.exact import cpsat as _cpsat
-from energyopt.pipeline.exact import frontier as _frontier
 from energyopt.pipeline.exact import solve as _exact
+from energyopt.pipeline.exact.frontier import exact_frontier
 from energyopt.pipeline.exact.lns import neighbourhood_search
+from energyopt.pipeline.exact.milp import FORMULATIONS
 from energyopt.pipeline.instance import FilterReport, PemInstance
-from energyopt.pipeline.results import FAMILY, TOLERANCE, pem_result
-
-__all__ = ["FAMILY", "TOLERANCE", "pem_result"]  # re-exported: older code imports them here
+from energyopt.pipeline.results import FAMILY, pem_result
 
 
 def _no_plan(instance: PemInstance, method: str) -> Result:
@@ -45,20 +46,40 @@ def _no_plan(instance: PemInstance, method: str) -> Result:
     )
 
 
-@register(FAMILY, "highs", exact=True, description="PEM MILP (Pyomo) solved by HiGHS")
+_WARM = O.flag("warm_start", True, "start from the hull relaxation's rounded plan")
+_FILTER = O.flag("filter_dominated", True, "drop options no better in time or energy")
+_TEE = O.flag("tee", False, "print the solver's log")
+
+
+@register(
+    FAMILY,
+    "highs",
+    exact=True,
+    description="PEM MILP (Pyomo) solved by HiGHS",
+    options=(
+        O.choice("formulation", "incremental", FORMULATIONS, "MILP formulation"),
+        _WARM,
+        _FILTER,
+        O.flag("time_windows", True, "drop options outside the time windows (Eq. PEM-7)"),
+        O.number("rel_gap", 1e-6, "relative MIP gap to stop at", minimum=0.0, maximum=1.0),
+        O.integer("threads", None, "solver threads (null: default)", minimum=1, nullable=True),
+        _TEE,
+        O.text("solver", "highs", "Pyomo MILP solver name", check_solver),
+    ),
+)
 def solve_highs(
     instance: PemInstance,
     *,
-    time_limit: float | None = None,
-    seed: int | None = None,
-    formulation: str = "incremental",
-    warm_start: bool = True,
-    filter_dominated: bool = True,
-    time_windows: bool = True,
-    rel_gap: float = 1e-6,
-    threads: int | None = None,
-    tee: bool = False,
-    solver: str = "highs",
+    time_limit: float | None,
+    seed: int | None,
+    formulation: str,
+    warm_start: bool,
+    filter_dominated: bool,
+    time_windows: bool,
+    rel_gap: float,
+    threads: int | None,
+    tee: bool,
+    solver: str,
 ) -> Result:
     """PEM MILP (Eqs. PEM-1..7) by HiGHS, started from the hull relaxation (Eqs. PEM-R1..R6).
 
@@ -68,8 +89,8 @@ def solve_highs(
     plan is the better of HiGHS' incumbent and the relaxation's rounded plan. The
     whole call, model building included, stays within ``time_limit``.
     """
-    tick = time.perf_counter()
-    stop_at = None if time_limit is None else tick + float(time_limit)
+    budget = TimeBudget(time_limit)
+    stop_at = budget.stop_at
     work, report = instance.filter_dominated() if filter_dominated else (instance, None)
     T = instance.deadline_s
     lp_bound, start = None, None
@@ -158,9 +179,14 @@ def _milp_termination(
     is a time limit, and an optimum the evaluator rejected keeps only its bound."""
     if outcome is None:
         outcome = SolverOutcome(
-            TerminationReason.TIME_LIMIT, SolutionStatus.NONE, None, None, 0.0, "highs",
+            TerminationReason.TIME_LIMIT,
+            SolutionStatus.NONE,
+            None,
+            None,
+            0.0,
+            "highs",
             highs_version(),
-        )  # fmt: skip
+        )
     termination = outcome.termination
     if rejected and termination is TerminationReason.OPTIMAL:
         # HiGHS' optimum is not the evaluator's; only the bound is kept.
@@ -182,13 +208,13 @@ def solve_relaxation_rounding(
     Without a deadline the deadline is the one that minimises the relaxation's energy
     bound (Eq. PEM-R7), and the bound is that minimum.
     """
-    tick = time.perf_counter()
-    stop_at = None if time_limit is None else tick + float(time_limit)
+    budget = TimeBudget(time_limit)
+    stop_at = budget.stop_at
     # Most of the limit for the bound curve; the rest for the LP and the rounding.
     start = _relaxed_start(instance, stop_at, curve_share=0.7)
     if start is None:
         return _no_plan(instance, "relaxation-rounding")
-    stopped = stop_at is not None and time.perf_counter() > stop_at
+    stopped = budget.expired()
     return pem_result(
         instance,
         "relaxation-rounding",
@@ -249,16 +275,22 @@ def _relaxed_start(
     "lns",
     exact=False,
     description="Large-neighbourhood search: sub-MILPs around the relaxation's rounded plan",
+    options=(
+        O.number("window", 0.15, "first window, share of the deadline", above=0.0, maximum=1.0),
+        O.number("sub_time_limit", 3.0, "seconds per sub-MILP", above=0.0),
+        O.integer("reach", 2, "option places a move may go (null: all)", minimum=0, nullable=True),
+        O.integer("max_idle", 60, "sub-MILPs without improvement before widening", minimum=1),
+    ),
 )
 def solve_lns(
     instance: PemInstance,
     *,
-    time_limit: float | None = None,
-    seed: int | None = None,
-    window: float = 0.15,
-    sub_time_limit: float = 3.0,
-    reach: int | None = 2,
-    max_idle: int = 60,
+    time_limit: float | None,
+    seed: int | None,
+    window: float,
+    sub_time_limit: float,
+    reach: int | None,
+    max_idle: int,
 ) -> Result:
     """The relaxation's rounded plan improved by sub-MILPs (formulations/pem.md, Sec. 8).
 
@@ -271,8 +303,8 @@ def solve_lns(
     bound is the relaxation's (Eq. PEM-R6). Without a deadline the search runs at
     the deadline that minimises the relaxation's bound (Eq. PEM-R7).
     """
-    tick = time.perf_counter()
-    stop_at = None if time_limit is None else tick + float(time_limit)
+    budget = TimeBudget(time_limit)
+    stop_at = budget.stop_at
     start = _relaxed_start(instance, stop_at, curve_share=0.3)
     if start is None:
         return _no_plan(instance, "lns")
@@ -284,7 +316,7 @@ def solve_lns(
         plan, stats = neighbourhood_search(
             at_T,
             plan,
-            time_limit=remaining_time(time_limit, tick, 0.0),
+            time_limit=budget.remaining(floor=0.0),
             seed=seed,
             window=window,
             sub_time_limit=sub_time_limit,
@@ -334,19 +366,33 @@ def gap_closed_at(
     return g is not None and g <= rel_gap
 
 
-@register(FAMILY, "cpsat", exact=True, description="PEM in CP-SAT, times scaled to integer ticks")
+@register(
+    FAMILY,
+    "cpsat",
+    exact=True,
+    description="PEM in CP-SAT, times scaled to integer ticks",
+    options=(
+        O.number("resolution_s", 1e-4, "seconds per integer tick", minimum=1e-9),
+        O.number("energy_unit_j", 1e-3, "joules per integer energy unit", minimum=1e-9),
+        O.integer("workers", None, "CP-SAT workers (null: default)", minimum=1, nullable=True),
+        _WARM,
+        _FILTER,
+        O.flag("bound_model", True, "also solve the model with times rounded down, for a bound"),
+        _TEE,
+    ),
+)
 def solve_cpsat(
     instance: PemInstance,
     *,
-    time_limit: float | None = None,
-    seed: int | None = None,
-    resolution_s: float = 1e-4,
-    energy_unit_j: float = 1e-3,
-    workers: int | None = None,
-    warm_start: bool = True,
-    filter_dominated: bool = True,
-    bound_model: bool = True,
-    tee: bool = False,
+    time_limit: float | None,
+    seed: int | None,
+    resolution_s: float,
+    energy_unit_j: float,
+    workers: int | None,
+    warm_start: bool,
+    filter_dominated: bool,
+    bound_model: bool,
+    tee: bool,
 ) -> Result:
     """PEM in CP-SAT (formulations/pem.md, Sec. 4): times rounded up (primal), down (bound).
 
@@ -361,8 +407,8 @@ def solve_cpsat(
     the limit stopped the method before CP-SAT proved optimality. The message says
     what was done. ``tee`` prints CP-SAT's search log.
     """
-    tick = time.perf_counter()
-    stop_at = None if time_limit is None else tick + float(time_limit)
+    budget = TimeBudget(time_limit)
+    stop_at = budget.stop_at
     work, report = instance.filter_dominated() if filter_dominated else (instance, None)
     T = instance.deadline_s
     lp_bound, hint = None, None
@@ -405,30 +451,7 @@ def solve_cpsat(
             "cpsat_bound_j": cp_bound,
         },
     )
-    return _cpsat_status(res, stopped=run.stopped)
-
-
-def _cpsat_status(res: Result, stopped: bool = False) -> Result:
-    """CP-SAT's ``optimal`` is the rounded model's: optimal for PEM only when the gap is 0.
-
-    ``stopped``: the time limit stopped the method; a result that is not optimal
-    then ends with ``time_limit`` (not ``completed``).
-    """
-    if res.termination is TerminationReason.OPTIMAL:
-        if res.gap == 0.0:
-            return replace(res, status=SolutionStatus.OPTIMAL)
-        # Optimal for the rounded model only: the gap is what the time scaling costs.
-        return replace(
-            res,
-            termination=TerminationReason.COMPLETED,
-            message="; ".join(
-                [m for m in (res.message,) if m]
-                + ["optimal for the model with times rounded to the resolution"]
-            ),
-        )
-    if stopped and res.termination is TerminationReason.COMPLETED:
-        return replace(res, termination=TerminationReason.TIME_LIMIT)
-    return res
+    return _cpsat.pem_status(res, stopped=run.stopped)
 
 
 @register(
@@ -452,238 +475,109 @@ def solve_bruteforce(
     )
 
 
-@register(
+register(
     FAMILY,
     "exact-frontier",
     exact=True,
     frontier=True,
     description="Exact frontier: epsilon-constraint over deadlines",
-)
-def solve_exact_frontier(
-    instance: PemInstance,
-    *,
-    time_limit: float | None = None,
-    seed: int | None = None,
-    solver: str = "highs",
-    step_s: float | None = None,
-    max_points: int = 500,
-    **solver_options: Any,
-) -> Result:
-    """Exact frontier by epsilon-constraint (:func:`.exact_frontier`)."""
-    return _frontier.exact_frontier(
-        instance,
-        solve_point=solve,
-        time_limit=time_limit,
-        seed=seed,
-        solver=solver,
-        step_s=step_s,
-        max_points=max_points,
-        **solver_options,
-    )
+    options=(
+        O.choice("solver", "highs", ("highs", "cpsat"), "exact method solving each point"),
+        O.number("step_s", None, "deprecated, ignored", above=0.0, nullable=True),
+        O.integer("max_points", 500, "stop after this many breakpoints", minimum=1),
+    ),
+    fixed={"solve_point": solve},
+    passes_options_to="solver",
+)(exact_frontier)
 
+#: The crawl's options shared by the Perseus methods (:func:`.perseus_frontier`).
+_TAU = O.number("tau_s", 1e-3, "the crawl's unit time, in seconds", minimum=1e-6)
+_MAX_STEPS = O.integer("max_steps", None, "steps per crawl (null: all)", minimum=1, nullable=True)
+_PROGRESS = O.MethodOption("progress", bool, None, "progress bar (null: if slow)", nullable=True)
+_VERIFY = O.flag("verify", True, "score the frontier's plans with the evaluator")
+_ROUNDING = O.choice("rounding", "down", ("down", "up", "both"), "measured times to the grid")
+_CERTIFY = O.flag("certify", False, "every frontier point gets the relaxation's bound")
+_POLISH = O.integer("polish", 0, "rounded relaxation plans added (0: none)", minimum=0)
 
-@register(
+register(
     FAMILY,
     "perseus",
     exact=False,
     frontier=True,
     description="Perseus frontier crawl (min-cut, Algs. 1-3) on the exact convex hull",
-)
-def solve_perseus(
-    instance: PemInstance,
-    *,
-    time_limit: float | None = None,
-    seed: int | None = None,
-    tau_s: float = 1e-3,
-    cost_model: str = "hull",
-    crawl: str = "exact",
-    max_steps: int | None = None,
-    progress: bool | None = None,
-    verify: bool = True,
-    rounding: str = "down",
-    certify: bool = False,
-    polish: int = 0,
-    repair: bool = True,
-) -> Result:
-    """Perseus frontier crawl; objective = least energy at the deadline (Eq. 2 lookup).
+    options=(
+        _TAU,
+        O.choice("cost_model", "hull", ("hull", "exponential", "both"), "the crawl's cost model"),
+        O.choice("crawl", "exact", CRAWLS, "exact hull crawl, or Algorithm 1 on the grid"),
+        _MAX_STEPS,
+        _PROGRESS,
+        _VERIFY,
+        _ROUNDING,
+        _CERTIFY,
+        _POLISH,
+        O.flag("repair", True, "add the two end repairs' plans"),
+    ),
+    fixed={"method": "perseus"},
+)(perseus_frontier)
 
-    ``crawl="exact"`` (default): the crawl on the exact hull, clocks fitted to the
-    LP's durations, and the two end repairs (``repair``, :mod:`energyopt.pipeline.crawl.repair`);
-    ``crawl="grid"``: Algorithm 1 on the grid of ``tau_s``.
-    """
-    return perseus_frontier(
-        instance,
-        method="perseus",
-        tau_s=tau_s,
-        cost_model=cost_model,
-        crawl=crawl,
-        time_limit=time_limit,
-        max_steps=max_steps,
-        progress=progress,
-        verify=verify,
-        rounding=rounding,
-        certify=certify,
-        polish=polish,
-        repair=repair,
-    )
-
-
-@register(
+register(
     FAMILY,
     "perseus-exponential",
     exact=False,
     frontier=True,
     description="Perseus frontier crawl with the paper's exponential fit a*exp(b*t)+c",
-)
-def solve_perseus_exponential(
-    instance: PemInstance,
-    *,
-    time_limit: float | None = None,
-    seed: int | None = None,
-    tau_s: float = 1e-3,
-    max_steps: int | None = None,
-    progress: bool | None = None,
-    verify: bool = True,
-    rounding: str = "down",
-    certify: bool = False,
-    polish: int = 0,
-) -> Result:
-    """Perseus crawl with the exponential cost model of Appendix D (on the grid of tau)."""
-    return perseus_frontier(
-        instance,
-        method="perseus-exponential",
-        tau_s=tau_s,
-        cost_model="exponential",
-        time_limit=time_limit,
-        max_steps=max_steps,
-        progress=progress,
-        verify=verify,
-        rounding=rounding,
-        certify=certify,
-        polish=polish,
-    )
+    options=(_TAU, _MAX_STEPS, _PROGRESS, _VERIFY, _ROUNDING, _CERTIFY, _POLISH),
+    fixed={"method": "perseus-exponential", "cost_model": "exponential"},
+)(perseus_frontier)
 
-
-@register(
+# Algorithms 1-3 and Sec. 4.3 as printed: exponential model (Appendix D), one unit step
+# of tau per cut, Algorithm 3's two maximum flows, planned durations rounded up from the
+# measured times, no finishing phase.
+register(
     FAMILY,
     "perseus-printed",
     exact=False,
     frontier=True,
     description="Perseus crawl as printed: exponential fit, unit steps of tau, Algorithm 3",
+    options=(_TAU, _MAX_STEPS, _PROGRESS, _VERIFY),
+    fixed={
+        "method": "perseus-printed",
+        "cost_model": "exponential",
+        "crawl": "grid",
+        "jump": False,
+        "rounding": "up",
+        "flow": "algorithm3",
+        "finish": False,
+    },
+)(perseus_frontier)
+
+for _name, _text in (
+    ("zeus-global", "ZeusGlobal: one clock swept"),
+    ("zeus-per-stage", "ZeusPerStage: per-stage clocks balancing forward time, swept"),
+    ("zeus-global-power", "ZeusGlobal as printed: one power limit swept (emulated)"),
+    ("zeus-per-stage-power", "ZeusPerStage as printed: per-stage power limits (emulated)"),
+):
+    _zeus = register(FAMILY, _name, exact=False, frontier=True, description=_text,
+                     fixed={"method": _name})  # fmt: skip
+    _zeus(zeus_sweep)
+
+_ENVPIPE_OPTIONS = (
+    O.choice("ranking", "time", RANKINGS, "'maximum clock' by measured time, or by MHz"),
+    O.choice("valley", "energy", VALLEYS, "where planning starts off the envelope"),
 )
-def solve_perseus_printed(
-    instance: PemInstance,
-    *,
-    time_limit: float | None = None,
-    seed: int | None = None,
-    tau_s: float = 1e-3,
-    max_steps: int | None = None,
-    progress: bool | None = None,
-    verify: bool = True,
-) -> Result:
-    """Perseus Algorithms 1-3 and Sec. 4.3 as printed, without energyopt's additions.
-
-    Exponential cost model (Appendix D), one unit step of ``tau_s`` per cut,
-    Algorithm 3's two maximum flows, planned durations rounded up from the
-    measured times (the slowest clock meeting the plan), no finishing phase.
-    """
-    return perseus_frontier(
-        instance,
-        method="perseus-printed",
-        tau_s=tau_s,
-        cost_model="exponential",
-        crawl="grid",
-        time_limit=time_limit,
-        max_steps=max_steps,
-        progress=progress,
-        verify=verify,
-        jump=False,
-        rounding="up",
-        flow="algorithm3",
-        finish=False,
-    )
-
-
-@register(
-    FAMILY, "zeus-global", exact=False, frontier=True, description="ZeusGlobal: one clock swept"
-)
-def solve_zeus_global(
-    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
-) -> Result:
-    """ZeusGlobal (Perseus 6.4): one clock for all computations, swept over all clocks."""
-    return zeus_sweep(instance, "zeus-global", time_limit)
-
-
-@register(
+register(
     FAMILY,
-    "zeus-per-stage",
+    "envpipe",
     exact=False,
-    frontier=True,
-    description="ZeusPerStage: per-stage clocks balancing forward time, swept",
-)
-def solve_zeus_per_stage(
-    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
-) -> Result:
-    """ZeusPerStage (Perseus 6.4): per-stage clocks that balance forward time, swept."""
-    return zeus_sweep(instance, "zeus-per-stage", time_limit)
-
-
-@register(
+    description="EnvPipe envelope planner, balanced",
+    options=_ENVPIPE_OPTIONS,
+    fixed={"policy": "balanced", "method": "envpipe"},
+)(envpipe_result)
+register(
     FAMILY,
-    "zeus-global-power",
+    "envpipe-greedy",
     exact=False,
-    frontier=True,
-    description="ZeusGlobal as printed: one power limit swept (emulated from clock tables)",
-)
-def solve_zeus_global_power(
-    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
-) -> Result:
-    """ZeusGlobal as Perseus 6.4 prints it: one power limit for all stages (emulated), swept."""
-    return zeus_sweep(instance, "zeus-global-power", time_limit)
-
-
-@register(
-    FAMILY,
-    "zeus-per-stage-power",
-    exact=False,
-    frontier=True,
-    description="ZeusPerStage as printed: per-stage power limits balancing forward time (emulated)",
-)
-def solve_zeus_per_stage_power(
-    instance: PemInstance, *, time_limit: float | None = None, seed: int | None = None
-) -> Result:
-    """ZeusPerStage as Perseus 6.4 prints it: per-stage power limits (emulated), swept."""
-    return zeus_sweep(instance, "zeus-per-stage-power", time_limit)
-
-
-@register(FAMILY, "envpipe", exact=False, description="EnvPipe envelope planner, balanced")
-def solve_envpipe(
-    instance: PemInstance,
-    *,
-    time_limit: float | None = None,
-    seed: int | None = None,
-    policy: str = "balanced",
-    ranking: str = "time",
-    valley: str = "energy",
-) -> Result:
-    """EnvPipe (EnvPipe 4.4): envelope at max clock, the rest at the energy valley, repaired.
-
-    ``ranking="time"`` (default): "maximum clock" and "raise the clock" by measured
-    time; ``"clock"``: by MHz, as the Perseus authors ran it (differs on non-monotone
-    tables). ``valley="lowtime"``: start off the envelope where the authors' script does.
-    """
-    method = "envpipe" if policy == "balanced" else "envpipe-greedy"
-    return envpipe_result(instance, policy, method, ranking, time_limit, valley)
-
-
-@register(FAMILY, "envpipe-greedy", exact=False, description="EnvPipe envelope planner, greedy")
-def solve_envpipe_greedy(
-    instance: PemInstance,
-    *,
-    time_limit: float | None = None,
-    seed: int | None = None,
-    ranking: str = "time",
-    valley: str = "energy",
-) -> Result:
-    """EnvPipe with the greedy reconfiguration policy (options as ``envpipe``)."""
-    return envpipe_result(instance, "greedy", "envpipe-greedy", ranking, time_limit, valley)
+    description="EnvPipe envelope planner, greedy",
+    options=_ENVPIPE_OPTIONS,
+    fixed={"policy": "greedy", "method": "envpipe-greedy"},
+)(envpipe_result)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from energyopt.core import methodoptions as O
 from energyopt.core.highs import highs_version
-from energyopt.core.milp_solvers import solve_milp
+from energyopt.core.milp_solvers import check_solver, solve_milp
 from energyopt.core.registry import register
 from energyopt.core.result import Result
 from energyopt.core.scoring import score
@@ -47,17 +48,29 @@ BUILD_S_PER_JOB = 6e-3
 PRESOLVE_OFF_JOBS = 256
 
 
-@register(FAMILY, "highs", exact=True, description="Event MILP (Pyomo) solved by HiGHS")
+@register(
+    FAMILY,
+    "highs",
+    exact=True,
+    description="Event MILP (Pyomo) solved by HiGHS",
+    options=(
+        O.flag("warm_start", True, "start from the marginal-return greedy"),
+        O.number("rel_gap", 1e-9, "relative MIP gap to stop at", minimum=0.0, maximum=1.0),
+        O.integer("threads", None, "solver threads (null: default)", minimum=1, nullable=True),
+        O.text("solver", "highs", "Pyomo MILP solver name", check_solver),
+        O.flag("tee", False, "print the solver's log"),
+    ),
+)
 def solve_highs(
     instance: PowercapInstance,
     *,
     time_limit: float | None = None,
     seed: int | None = None,
-    warm_start: bool = True,
-    rel_gap: float = 1e-9,
-    threads: int | None = None,
-    solver: str = "highs",
-    tee: bool = False,
+    warm_start: bool,
+    rel_gap: float,
+    threads: int | None,
+    solver: str,
+    tee: bool,
 ) -> Result:
     """Event MILP (PC-17..PC-21), greedy warm start, HiGHS MIP dual bound as the bound.
 

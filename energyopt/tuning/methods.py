@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from energyopt.core import methodoptions as O
 from energyopt.core.errors import EvaluationMismatchError
 from energyopt.core.evaluation import Scored
 from energyopt.core.gap import gap
@@ -230,6 +231,16 @@ def replay_policy(
     return replay_result(instance, name, log)
 
 
+#: Concurrent replay: mean seconds between submissions (Poisson arrivals).
+_INTERARRIVAL = O.number(
+    "interarrival_s",
+    None,
+    "mean s between submissions (null: one after another)",
+    above=0.0,
+    nullable=True,
+)
+
+
 @register(FAMILY, "exact", exact=True, description="Exhaustive optimum over the trace (Eqs. 6-7)")
 def solve_exact(
     instance: TuningInstance, *, time_limit: float | None = None, seed: int | None = None
@@ -265,18 +276,26 @@ def solve_exact(
     "zeus",
     exact=False,
     description="Zeus: pruning + Gaussian Thompson Sampling, JIT power limit",
+    options=(
+        O.integer("window", 0, "observations kept per arm (0: all)", minimum=0),
+        O.number("prior_mean", 0.0, "prior mean of an arm's cost"),
+        O.number("prior_var", None, "prior variance (null: flat prior)", above=0.0, nullable=True),
+        O.integer("pruning_rounds", 2, "rounds of pruning exploration", minimum=1),
+        _INTERARRIVAL,
+        O.instance_of("probe", PowerLimitProbe, "live power-limit source (Python only)"),
+    ),
 )
 def solve_zeus(
     instance: TuningInstance,
     *,
     time_limit: float | None = None,
     seed: int | None = None,
-    window: int = 0,
-    prior_mean: float = 0.0,
-    prior_var: float | None = None,
-    pruning_rounds: int = 2,
-    interarrival_s: float | None = None,
-    probe: PowerLimitProbe | None = None,
+    window: int,
+    prior_mean: float,
+    prior_var: float | None,
+    pruning_rounds: int,
+    interarrival_s: float | None,
+    probe: PowerLimitProbe | None,
 ) -> Result:
     """Replay Zeus (Algorithm 3 with the JIT optimizer of Sec. 4.2) on the trace.
 
@@ -311,14 +330,20 @@ def solve_zeus(
     )
 
 
-@register(FAMILY, "grid-search", exact=False, description="Grid search over (b, p) with pruning")
+@register(
+    FAMILY,
+    "grid-search",
+    exact=False,
+    description="Grid search over (b, p) with pruning",
+    options=(O.flag("early_stopping", False, "stop a run early when it cannot win"), _INTERARRIVAL),
+)
 def solve_grid(
     instance: TuningInstance,
     *,
     time_limit: float | None = None,
     seed: int | None = None,
-    early_stopping: bool = False,
-    interarrival_s: float | None = None,
+    early_stopping: bool,
+    interarrival_s: float | None,
 ) -> Result:
     """Replay grid search with pruning (paper Sec. 6.1, baseline 2)."""
     stop_at = _stop_at(time_limit)

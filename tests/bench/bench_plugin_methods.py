@@ -14,6 +14,7 @@ import dataclasses
 import os
 import time
 
+from energyopt.core.methodoptions import number
 from energyopt.core.registry import EvaluationMismatchError, register
 from energyopt.pipeline.methods import solve_bruteforce
 
@@ -25,7 +26,9 @@ def _log(method: str, instance, seed) -> None:
             fh.write(f"{method} {instance.instance_id} {seed}\n")
 
 
-@register("pipeline", "test-sleep", exact=True)
+@register(
+    "pipeline", "test-sleep", exact=True, options=(number("sleep_s", 0.3, "pause", minimum=0.0),)
+)
 def sleep_then_bruteforce(instance, *, time_limit=None, seed=None, sleep_s: float = 0.3):
     """Brute force after a pause, to make cells last long enough to be killed mid-run."""
     _log("test-sleep", instance, seed)

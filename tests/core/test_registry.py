@@ -1,7 +1,13 @@
+import dataclasses
+import json
+from pathlib import Path
+
 import pytest
 
 import energyopt
+from energyopt.core import methodoptions as O
 from energyopt.core import registry
+from energyopt.core.instance import load_instance
 from energyopt.core.registry import EvaluationMismatchError, register
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
@@ -63,3 +69,148 @@ def test_registry_lists_pipeline_methods():
     names = energyopt.methods("pipeline")
     for name in ("highs", "cpsat", "bruteforce", "exact-frontier"):
         assert names[name].exact
+
+
+# --- Options declared once, checked before any work (issue 27's list, issue 28) ---
+
+ROOT = Path(__file__).resolve().parents[2]
+PIPELINE = ROOT / "instances/pipeline/smoke/000-synthetic-1f1b-2x2-k3-seed0.json"
+CAPACITY = ROOT / "instances/capacity/smoke/000-random-point-0-work-conserving.json"
+TUNING = ROOT / "instances/tuning/smoke/000-synthetic-1.json"
+
+#: (file, method, option, value, what the one-line message must say): every bad value
+#: of issue 27, each a traceback, an error result or a silent acceptance before.
+BAD_OPTIONS = [
+    (CAPACITY, "fifo", "seed", 1, "not a method option"),
+    (CAPACITY, "fifo", "time_limit", 1, "not a method option"),
+    (CAPACITY, "fifo", "instance", 1, "not a method option"),
+    (PIPELINE, "cpsat", "energy_unit_j", -1, "must be >="),
+    (PIPELINE, "cpsat", "workers", 2.5, "must be an integer"),
+    (PIPELINE, "cpsat", "workers", True, "not a boolean"),
+    (PIPELINE, "cpsat", "resolution_s", 0, "must be >="),
+    (PIPELINE, "cpsat", "resolution_s", -1, "must be >="),
+    (PIPELINE, "cpsat", "workers", "many", "not a string"),
+    (PIPELINE, "exact-frontier", "max_points", -5, "must be >= 1"),
+    (PIPELINE, "exact-frontier", "step_s", -1, "must be > 0"),
+    (PIPELINE, "exact-frontier", "step_s", 0, "must be > 0"),
+    (PIPELINE, "exact-frontier", "step_s", "x", "not a string"),
+    (PIPELINE, "lns", "window", -1, "must be > 0"),
+    (PIPELINE, "lns", "reach", -1, "must be >= 0"),
+    (PIPELINE, "lns", "max_idle", -1, "must be >= 1"),
+    (PIPELINE, "lns", "sub_time_limit", -1, "must be > 0"),
+    (PIPELINE, "perseus", "max_steps", -1, "must be >= 1"),
+    (PIPELINE, "perseus", "polish", -1, "must be >= 0"),
+    (PIPELINE, "perseus", "progress", "x", "true or false"),
+    (PIPELINE, "perseus", "tau_s", 5e-324, "must be >="),
+    (TUNING, "zeus", "probe", "x", "PowerLimitProbe"),
+    (PIPELINE, "highs", "rel_gap", -1, "must be >= 0"),
+]
+
+
+# In Python, seed and time_limit are solve()'s own arguments (instance too): not options.
+@pytest.mark.parametrize(("path", "method", "key", "value", "why"), BAD_OPTIONS[3:])
+def test_bad_option_is_a_value_error_before_any_work(path, method, key, value, why, monkeypatch):
+    inst = load_instance(path)
+    called = []
+    m = registry.get_method(inst.family, method)
+    monkeypatch.setitem(
+        registry._REGISTRY[inst.family],
+        method,
+        dataclasses.replace(m, function=lambda *a, **k: called.append(1)),
+    )
+    with pytest.raises(ValueError) as info:
+        energyopt.solve(inst, method, **{key: value})
+    message = str(info.value)
+    assert "\n" not in message and key in message and why in message, message
+    assert called == []  # refused before the method started
+
+
+@pytest.mark.parametrize(("path", "method", "key", "value", "why"), BAD_OPTIONS)
+def test_bad_option_on_the_command_line_exits_2_with_one_line(
+    path, method, key, value, why, capsys
+):
+    from energyopt.cli import main
+
+    text = value if isinstance(value, str) else json.dumps(value)
+    rc = main(["solve", str(path), "-m", method, "-o", f"{key}={text}"])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert len(err.strip().splitlines()) == 1 and key in err and why in err, err
+
+
+def test_negative_time_limit_is_shown_as_given(capsys):
+    from energyopt.cli import main
+
+    assert main(["solve", str(PIPELINE), "-m", "highs", "--time-limit", "-5"]) == 2
+    err = capsys.readouterr().err
+    assert "-5" in err and "-0.05" not in err, err
+
+
+def test_options_pass_to_the_method_named_by_solver():
+    inst = load_instance(PIPELINE)
+    with pytest.raises(ValueError, match=r"method 'cpsat'.*option workers = 'x'"):
+        energyopt.solve(inst, "exact-frontier", solver="cpsat", workers="x")
+    with pytest.raises(ValueError, match=r"method 'highs'.*unknown option.*workers"):
+        energyopt.solve(inst, "exact-frontier", workers=2)
+    r = energyopt.solve(inst, "exact-frontier", solver="cpsat", workers=1, max_points=2)
+    assert len(r.frontier) == 2 and r.termination is TerminationReason.ITERATION_LIMIT
+
+
+def test_integral_float_is_the_integer_and_defaults_fill_in():
+    inst = load_instance(PIPELINE)
+    seen = {}
+
+    @register(
+        "pipeline",
+        "test-options",
+        exact=False,
+        options=(O.integer("k", 3, "a count", minimum=0), O.flag("on", False, "a switch")),
+    )
+    def spy(instance, *, time_limit=None, seed=None, k=3, on=False):
+        seen.update(k=k, on=on, time_limit=time_limit)
+        raise RuntimeError("spy")
+
+    energyopt.solve(inst, "test-options", k=4.0)
+    assert seen == {"k": 4, "on": False, "time_limit": None} and type(seen["k"]) is int
+
+
+def test_a_declaration_that_disagrees_with_the_function_fails_at_registration():
+    def fn(instance, *, time_limit=None, seed=None, k: int = 3):
+        raise AssertionError
+
+    with pytest.raises(TypeError, match="default"):
+        register("pipeline", "test-drift", exact=False, options=(O.integer("k", 4, "k"),))(fn)
+    with pytest.raises(TypeError, match="no keyword 'j'"):
+        register("pipeline", "test-drift", exact=False, options=(O.integer("j", 4, "j"),))(fn)
+    with pytest.raises(ValueError, match="reserved"):
+        O.integer("seed", 0, "a seed")
+    with pytest.raises(ValueError, match="must be >= 1"):
+        O.integer("n", 0, "n", minimum=1)  # the default is checked too
+
+
+@pytest.mark.parametrize(
+    ("declared", "good", "bad"),
+    [
+        (O.flag("b", False, ""), [True, False], [1, 0, "true", None, 1.0]),
+        (O.integer("i", 2, "", minimum=0, maximum=5), [0, 5, 3.0], [-1, 6, 2.5, True, "2", None]),
+        (O.integer("j", None, "", nullable=True), [None, 10**6], [10**30, float("inf")]),
+        (O.number("x", 1.0, "", above=0.0), [1e-300, 1, 2.5], [0, -1, float("nan"), True, "1"]),
+        (O.choice("c", "a", ("a", "b"), ""), ["a", "b"], ["A", "", 1, None]),
+        (O.number("g", 0.5, "", minimum=0.0, below=1.0), [0, 0.999], [1.0, 1, -0.1]),
+    ],
+)
+def test_option_types_and_ranges(declared, good, bad):
+    for v in good:
+        declared.check(v)
+    for v in bad:
+        with pytest.raises(ValueError, match=f"option {declared.name} = "):
+            declared.check(v)
+
+
+def test_every_registered_option_is_declared_with_type_and_description():
+    for family in registry.families():
+        for name, m in energyopt.methods(family).items():
+            for o in m.options:
+                d = o.to_dict()
+                assert d["type"] and d["description"], (family, name, o.name)
+                assert o.check(o.default) == o.default

@@ -45,6 +45,7 @@ import numpy as np
 
 from energyopt.core.result import FrontierPoint, Result
 from energyopt.core.status import TerminationReason
+from energyopt.core.timelimit import TimeBudget
 from energyopt.pipeline.evaluator import evaluate, fastest_choice
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.options import OptionTable
@@ -417,12 +418,11 @@ def zeus_sweep(instance: PemInstance, method: str, time_limit: float | None = No
     deadline among those evaluated, with termination ``time_limit`` (see
     :func:`sweep_result`).
     """
-    tick = time.perf_counter()
-    stop_at = None if time_limit is None else tick + float(time_limit)
+    budget = TimeBudget(time_limit)
     per_stage, power = SWEEPS[method]
     values = power_limit_values(instance) if power else clock_values(instance)
     select = option_under_power_limit if power else option_at_clock
     build = per_stage_plan_array if per_stage else global_plan_array
-    plans = build(instance, values, select, stop_at)
+    plans = build(instance, values, select, budget.stop_at)
     note = EMULATED if power else ""
-    return sweep_result(instance, method, plans, note, start=tick, stop_at=stop_at)
+    return sweep_result(instance, method, plans, note, start=budget.start, stop_at=budget.stop_at)

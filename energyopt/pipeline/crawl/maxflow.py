@@ -141,7 +141,6 @@ def min_cut_one_flow(
     source: int,
     sink: int,
     *,
-    contract: bool = False,
     check: bool = True,
 ) -> MinCut:
     """The same minimum cut as :func:`min_cut_with_lower_bounds`, with one maximum flow.
@@ -157,8 +156,7 @@ def min_cut_one_flow(
     of negative value (no feasible flow) is simply the minimum, the step that
     lowers the energy while shortening the iteration.
 
-    The steps: contract the free arcs (optional, :func:`_contract_free_arcs`),
-    scale to integers (:func:`_one_flow_capacities`), move the lower bounds into
+    The steps: scale to integers (:func:`_one_flow_capacities`), move the lower bounds into
     node terms (:func:`_lower_bound_node_terms`), one maximum flow
     (:func:`_one_flow_source_side`), then reject a cut crossing an infinite arc.
 
@@ -172,11 +170,6 @@ def min_cut_one_flow(
         Flow bounds per edge, ``0 <= lower <= upper``; ``upper`` may be ``inf``.
     source, sink
         The s and t of the cut.
-    contract
-        Merge the endpoints of (0, inf) arcs that some minimum cut keeps together
-        before the flow (:func:`_contract_free_arcs`). It shrinks the flow graphs of
-        pipeline DAGs, but on the GPT-3 8 x 96 crawl the grouping cost more CPU than
-        it saved, so it is off by default.
     check
         Validate the flow bounds; callers that build valid bounds skip it.
 
@@ -189,27 +182,16 @@ def min_cut_one_flow(
     if check and (np.any(lower < 0) or np.any(upper < lower) or np.any(~np.isfinite(lower))):
         raise ValueError("flow bounds must satisfy 0 <= lower <= upper, lower finite")
     inf = ~np.isfinite(upper)
-    label = None
-    n_c, source_c, sink_c = num_nodes, source, sink
-    if contract:
-        merged = _contract_free_arcs(num_nodes, tail, head, lower, upper, inf, source, sink)
-        if merged is not None:
-            label, tail, head, lower, upper, inf = merged
-            if label[source] == label[sink]:
-                return MinCut("infinite")  # s and t joined by (0, inf) arcs: no finite cut
-            source_c, sink_c, n_c = int(label[source]), int(label[sink]), int(label.max()) + 1
     lo, span = _one_flow_capacities(lower, upper, inf)
-    b = _lower_bound_node_terms(tail, head, lo, n_c)
-    side = _one_flow_source_side(n_c, tail, head, span, b, source_c, sink_c)
+    b = _lower_bound_node_terms(tail, head, lo, num_nodes)
+    side = _one_flow_source_side(num_nodes, tail, head, span, b, source, sink)
     if (inf & side[tail] & ~side[head]).any():
         return MinCut("infinite")
-    if label is not None:
-        side = side[label]
     return MinCut("ok", side)
 
 
 class OneFlowCutter:
-    """:func:`min_cut_one_flow` (no contraction, no input checks) for calls that share arcs.
+    """:func:`min_cut_one_flow` (no input checks) for calls that share arcs.
 
     A crawl asks for one minimum cut per step, and between two steps the arcs
     (``num_nodes``, ``tail``, ``head``, ``source``, ``sink``) rarely change, only the
@@ -407,57 +389,6 @@ def _merged_groups(
             return group, merged
         group = jumped
     return np.arange(num_nodes), np.zeros(len(tail), dtype=bool)
-
-
-def _contract_free_arcs(
-    num_nodes: int,
-    tail: np.ndarray,
-    head: np.ndarray,
-    lower: np.ndarray,
-    upper: np.ndarray,
-    inf: np.ndarray,
-    source: int,
-    sink: int,
-) -> tuple[np.ndarray, ...] | None:
-    """Merge the endpoints of (0, inf) arcs that some minimum cut keeps together.
-
-    An arc x -> y with bounds (0, inf) only forbids x in S with y in T. When x has
-    no other out-arc, moving x to S never costs anything (its in-arcs can only
-    turn from forward to internal, or from internal to backward), and when y has
-    no other in-arc, moving y to T likewise; neither move breaks another such
-    pair, so some minimum cut keeps x and y together. The heads of (0, inf) arcs
-    out of s and the tails of those into t merge the same way.
-
-    Returns
-    -------
-    tuple of numpy.ndarray or None
-        ``(label, tail, head, lower, upper, inf)``: each node's group and the arcs
-        between groups (when ``label`` puts source and sink in one group, every
-        cut crosses an infinite arc); ``None`` when nothing merges.
-    """
-    free = inf & (lower == 0)
-    outdeg = np.bincount(tail, minlength=num_nodes)
-    indeg = np.bincount(head, minlength=num_nodes)
-    merge = free & ((outdeg[tail] == 1) | (indeg[head] == 1) | (tail == source) | (head == sink))
-    if not merge.any():
-        return None
-    from scipy.sparse import csr_array
-    from scipy.sparse.csgraph import connected_components
-
-    g = csr_array(
-        (np.ones(int(merge.sum())), (tail[merge], head[merge])),
-        shape=(num_nodes, num_nodes),
-    )
-    _, label = connected_components(g, directed=True, connection="weak")
-    keep = ~merge
-    tail, head = label[tail[keep]], label[head[keep]]
-    lower, upper, inf = lower[keep], upper[keep], inf[keep]
-    # Arcs inside a merged group cross no cut: drop them.
-    loop = tail == head
-    if loop.any():
-        tail, head = tail[~loop], head[~loop]
-        lower, upper, inf = lower[~loop], upper[~loop], inf[~loop]
-    return label, tail, head, lower, upper, inf
 
 
 def _one_flow_capacities(

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from energyopt.core.cpsat import cpsat_version, solve_with_cpsat
 from energyopt.core.outcome import SolverOutcome
+from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.core.timelimit import MIN_SOLVER_S
 from energyopt.pipeline.evaluator import PemSolution, evaluate
@@ -391,3 +393,26 @@ def _scaling_is_exact(
         for i in range(instance.num_computations)
         for c in instance.effective_energy(i)
     )
+
+
+def pem_status(res: Result, stopped: bool = False) -> Result:
+    """CP-SAT's ``optimal`` is the rounded model's: optimal for PEM only when the gap is 0.
+
+    ``stopped``: the time limit stopped the method; a result that is not optimal
+    then ends with ``time_limit`` (not ``completed``).
+    """
+    if res.termination is TerminationReason.OPTIMAL:
+        if res.gap == 0.0:
+            return replace(res, status=SolutionStatus.OPTIMAL)
+        # Optimal for the rounded model only: the gap is what the time scaling costs.
+        return replace(
+            res,
+            termination=TerminationReason.COMPLETED,
+            message="; ".join(
+                [m for m in (res.message,) if m]
+                + ["optimal for the model with times rounded to the resolution"]
+            ),
+        )
+    if stopped and res.termination is TerminationReason.COMPLETED:
+        return replace(res, termination=TerminationReason.TIME_LIMIT)
+    return res

@@ -26,6 +26,7 @@ import highspy
 import numpy as np
 
 from energyopt.core.highslp import csc_rows, highs_lp, quiet_highs
+from energyopt.core.timelimit import TimeBudget
 from energyopt.pipeline.evaluator import evaluate
 from energyopt.pipeline.exact.timewindows import time_windows
 from energyopt.pipeline.instance import PemInstance
@@ -229,8 +230,7 @@ def neighbourhood_search(
     any neighbourhood drawn). The search also stops at ``time_limit`` seconds, and,
     without one, where the time limit would double.
     """
-    tick = time.perf_counter()
-    stop_at = None if time_limit is None else tick + float(time_limit)
+    stop_at = TimeBudget(time_limit).stop_at
     best, incumbent = tuple(start), evaluate(instance, start)
     stats = SearchStats(window=window, reach=reach, sub_time_limit=sub_time_limit)
     if stop_at is not None and stop_at - time.perf_counter() < 0.05:

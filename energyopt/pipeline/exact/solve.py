@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
 
 from energyopt.core.milp_solvers import solve_milp as solve_pyomo_milp
 from energyopt.core.outcome import SolverOutcome
-from energyopt.core.status import SolutionStatus, TerminationReason
+from energyopt.core.status import SolutionStatus
 from energyopt.pipeline.evaluator import DEADLINE_RTOL, evaluate, fastest_choice
 from energyopt.pipeline.exact import milp as _milp
 from energyopt.pipeline.instance import PemInstance
@@ -45,19 +44,6 @@ _SECONDS_PER_OPTION = 1.1e-4
 #: (build 2.1 s, hand-off 17.9 s, measured after merging main); with less time
 #: left the MILP is not started, so the call stays inside its time limit.
 _HANDOFF_PER_BUILD = 10.0
-
-
-@dataclasses.dataclass
-class ExactOutcome:
-    """Best plan found (on the instance given), its bound, and how the solve ended."""
-
-    choice: tuple[int, ...] | None
-    bound: float | None
-    termination: TerminationReason
-    solver_objective: float | None = None
-    outcome: SolverOutcome | None = None
-    message: str = ""
-    extra: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 #: HiGHS' MIP tolerances, in the scaled model's energy unit (see :func:`solve_milp`).

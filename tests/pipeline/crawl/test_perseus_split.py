@@ -142,22 +142,3 @@ def test_one_flow_source_side_pays_node_terms():
     )
     # Cutting 0 -> 1 costs 5; keeping 1 with the source costs 2 + 4 = 6.
     assert side.tolist() == [True, False, False]
-
-
-def test_contraction_that_joins_source_and_sink_is_infinite():
-    # s -> a -> t through (0, inf) arcs only: merged into one group, so no finite cut.
-    cut = maxflow.min_cut_one_flow(
-        4, [0, 1, 0], [1, 3, 2], [0.0, 0.0, 1.0], [math.inf, math.inf, 2.0], 0, 3, contract=True
-    )
-    assert cut == maxflow.MinCut("infinite")
-    free = maxflow._contract_free_arcs(
-        4,
-        np.array([0, 1]),
-        np.array([1, 3]),
-        np.zeros(2),
-        np.full(2, math.inf),
-        np.ones(2, dtype=bool),
-        0,
-        3,
-    )
-    assert free is not None and free[0][0] == free[0][3]
