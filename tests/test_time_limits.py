@@ -14,13 +14,14 @@ in wall time, or else in the method's own CPU time. The strict wall-clock check 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from pathlib import Path
 
 import pytest
 
 import energyopt
 from energyopt.core.instance import load_instance
-from energyopt.core.registry import families, methods
+from energyopt.core.registry import families, family_hooks, methods
 from energyopt.core.result import Result
 from tests.timing import ALLOWANCE_S, assert_within, measured
 
@@ -34,13 +35,19 @@ LARGEST = {
 }
 
 
-def _instance(family: str):
+def _instance(family: str, method: str):
     if family == "tuning":
         from energyopt.tuning.suites import suite
 
         # 200,000 recurrences: a full replay takes minutes.
         return dataclasses.replace(suite("smoke")[0], recurrences=200_000)
-    return load_instance(ROOT / LARGEST[family])
+    inst = load_instance(ROOT / LARGEST[family])
+    applies = family_hooks(family).method_applies
+    if applies is not None and not applies(inst, method):
+        # A whole-trace simulation method: the family's largest simulation scenario.
+        module = importlib.import_module(f"energyopt.{family}.simsuites")
+        inst = module.scenario_suite("paper")[-1]
+    return inst
 
 
 CASES = [(f, m) for f in families() if f in (*LARGEST, "tuning") for m in sorted(methods(f))]
@@ -48,7 +55,7 @@ CASES = [(f, m) for f in families() if f in (*LARGEST, "tuning") for m in sorted
 
 def _run(family: str, method: str):
     """(result or None when refused, usage) of one call with :data:`LIMIT_S`."""
-    inst = _instance(family)
+    inst = _instance(family, method)
     res = None
     with measured() as used:
         try:

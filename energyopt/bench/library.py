@@ -25,6 +25,7 @@ from energyopt.bench.families import (
     suite_instances,
 )
 from energyopt.bench.store import ResultsStore
+from energyopt.core.files import MAX_CSV_BYTES, read_text, write_text
 from energyopt.core.gap import GAP_ABS_TOL, gap
 from energyopt.core.instance import InstanceError
 from energyopt.core.registry import FAMILY_MODULES
@@ -118,7 +119,7 @@ def generate(
     for f in files:
         path = root / f.file
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(f.text.encode())
+        write_text(path, f.text, "instance file")  # whole or not at all
     # Rows of families or suites not regenerated now stay as they were.
     regenerated = {(f.family, f.suite) for f in files}
     best = {(r["family"], r["instance_id"]): r for r in old_index}
@@ -144,12 +145,7 @@ def generate(
 def read_index(root: str | Path) -> list[dict[str, str]]:
     """Rows of ``index.csv``; a clear one-line :class:`InstanceError` when it is not one."""
     path = Path(root) / INDEX_NAME
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InstanceError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise InstanceError(f"{path}: not a text file") from None
+    text = read_text(path, cap=MAX_CSV_BYTES, what="library index")  # regular files only
     reader = csv.DictReader(io.StringIO(text))
     if tuple(reader.fieldnames or ()) != INDEX_COLUMNS:
         raise InstanceError(
@@ -181,7 +177,7 @@ def write_index(root: str | Path, rows: list[dict[str, str]]) -> None:
     w.writeheader()
     w.writerows(rows)
     Path(root).mkdir(parents=True, exist_ok=True)
-    (Path(root) / INDEX_NAME).write_text(buf.getvalue())
+    write_text(Path(root) / INDEX_NAME, buf.getvalue(), "library index")
 
 
 def verify(

@@ -28,8 +28,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from energyopt.bench.escape import csv_frame, markdown_items, markdown_text
 from energyopt.bench.frames import read_frontiers, read_results
+from energyopt.bench.sections import (
+    bound_scope,
+    family_sections,
+    section_context,
+    section_markdown,
+    section_plot_names,
+)
 from energyopt.bench.store import ResultsStore
+from energyopt.core.files import atomic_write, write_text
 from energyopt.core.gap import gap
 
 #: A gap below minus this is an objective under a proven bound: a bug.
@@ -56,6 +65,8 @@ class Report:
     """Plot file name -> the family it belongs to."""
     frontier_summary: list[dict[str, Any]] = field(default_factory=list)
     """Per family and method: frontier points, how many carry a proven bound, their gaps."""
+    sections: dict[str, list[Any]] = field(default_factory=dict)
+    """Family -> its own sections (``FamilyHooks.report_sections``)."""
 
     @property
     def cell_frame(self) -> pd.DataFrame:
@@ -100,7 +111,9 @@ def cell_frame(store_path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     cells["useful_bound"] = [
         _nan(useful_bound(o, b)) for o, b in zip(cells["objective"], cells["bound"])
     ]
-    key = ["family", "instance_id"]
+    # Bounds that hold per seed are shared by the cells of that seed only.
+    cells["bound_scope"] = bound_scope(cells)
+    key = ["family", "instance_id", "bound_scope"]
     cells["best_bound"] = cells.groupby(key)["useful_bound"].transform("max")
     best_obj = cells["objective"].where(cells["solved"])
     cells["best_objective"] = best_obj.groupby([cells[k] for k in key]).transform("min")
@@ -131,10 +144,10 @@ def _bugs(cells: pd.DataFrame) -> list[str]:
             f"{c.family} {c.instance}: {c.method} (seed {_seed(c.seed)}) objective "
             f"{c.objective!r} below the best proven bound {c.best_bound!r}"
         )
-    per_instance = cells.groupby(["family", "instance_id"]).agg(
+    per_instance = cells.groupby(["family", "instance_id", "bound_scope"]).agg(
         bound=("best_bound", "first"), best=("best_objective", "first")
     )
-    for (fam, iid), r in per_instance.iterrows():
+    for (fam, iid, _), r in per_instance.iterrows():
         if r.bound > r.best + BUG_TOL * max(1.0, abs(r.best)):
             bugs.append(
                 f"{fam} instance {iid}: best proven bound {r.bound!r} above the best "
@@ -219,8 +232,12 @@ def build_report(store_path: str | Path, *, plots: bool = True) -> Report:
         problems=problems,
         frontier_summary=_records(_frontier_summary(frontier_points)),
     )
+    names = dict(zip(cells["instance_id"], cells["instance"]))
+    report.sections = family_sections(store_path, names, problems)
     if plots:
-        report.plots, report.plot_families = _plots(cells, frontier_points, problems)
+        report.plots, report.plot_families = _plots(
+            cells, frontier_points, problems, report.sections
+        )
     return report
 
 
@@ -260,7 +277,10 @@ def _frontier_bugs(store: ResultsStore, problems: list[str]) -> list[str]:
 
 
 def _plots(
-    cells: pd.DataFrame, frontier_points: pd.DataFrame, problems: list[str]
+    cells: pd.DataFrame,
+    frontier_points: pd.DataFrame,
+    problems: list[str],
+    sections: dict[str, list[Any]] | None = None,
 ) -> tuple[dict[str, bytes], dict[str, str]]:
     """PNG plots per family: gap distribution, performance profiles, heatmap, frontiers."""
     try:
@@ -308,6 +328,9 @@ def _plots(
     for (fam, iid), pts in _first_frontiers(frontier_points, names):
         label = names["instance"].get(iid, iid)
         draw(f"frontier-{iid}.png", fam, eplot.frontier, pts, title=f"frontier: {label}")
+    for fam, secs in (sections or {}).items():
+        for p in (p for s in secs for p in s.plots):
+            draw(p.name, fam, p.draw)
     return plots, owner
 
 
@@ -416,11 +439,11 @@ def _flag(row: dict[str, Any]) -> str:
 
 def _markdown(table: dict) -> str:
     lines = [
-        "| " + " | ".join(table["head"]) + " |",
+        "| " + " | ".join(map(markdown_text, table["head"])) + " |",
         "|" + "|".join("---" for _ in table["head"]) + "|",
     ]
     for cells, flag in table["rows"]:
-        cells = [c.replace("|", "\\|") for c in cells]
+        cells = [markdown_text(c) for c in cells]
         if flag:
             cells[0] = f"{cells[0]} **{flag}**"
         lines.append("| " + " | ".join(cells) + " |")
@@ -433,7 +456,12 @@ def _context(report: Report, store_name: str) -> dict[str, Any]:
         unit = objective_unit(fam)
         summary = [r for r in report.summary if r["family"] == fam]
         cells = [c for c in report.cells if c["family"] == fam]
-        fam_plots = [n for n, f in report.plot_families.items() if f == fam and n in report.plots]
+        own = section_plot_names(report.sections)
+        fam_plots = [
+            n
+            for n, f in report.plot_families.items()
+            if f == fam and n in report.plots and n not in own
+        ]
         families.append(
             {
                 "name": fam,
@@ -449,6 +477,9 @@ def _context(report: Report, store_name: str) -> dict[str, Any]:
                 "plots": [
                     {"name": n, "data": base64.b64encode(report.plots[n]).decode("ascii")}
                     for n in sorted(fam_plots, key=_plot_order)
+                ],
+                "sections": [
+                    section_context(s, report.plots) for s in report.sections.get(fam, [])
                 ],
             }
         )
@@ -511,25 +542,27 @@ def render_html(report: Report, store_name: str = "") -> str:
 def render_markdown(report: Report, store_name: str = "") -> str:
     """The report as Markdown (plots linked from ``plots/``)."""
     ctx = _context(report, store_name)
-    md = [f"# Gap report{f': {store_name}' if store_name else ''}", "", INTRO, ""]
+    md = [f"# Gap report{f': {markdown_text(store_name)}' if store_name else ''}", "", INTRO, ""]
     md += [f"{ctx['n_cells']} cells from {len(report.runs)} run(s): "
-           + ", ".join(r["run_id"] for r in report.runs), ""]  # fmt: skip
+           + ", ".join(markdown_text(r["run_id"]) for r in report.runs), ""]  # fmt: skip
     if report.bugs:
-        md += ["## Contradictions (bugs)", ""] + [f"- {b}" for b in report.bugs] + [""]
+        md += ["## Contradictions (bugs)", "", *markdown_items(report.bugs), ""]
     if report.problems:
-        md += ["## Unreadable cells (skipped)", ""] + [f"- {p}" for p in report.problems] + [""]
+        md += ["## Unreadable cells (skipped)", "", *markdown_items(report.problems), ""]
     for fam in ctx["families"]:
-        md += [f"## {fam['name']}", ""]
-        md += [f"- instance source: {_short(s, 200)}" for s in fam["sources"][:8]]
+        md += [f"## {markdown_text(fam['name'])}", ""]
+        md += [f"- instance source: {markdown_text(_short(s, 200))}" for s in fam["sources"][:8]]
         md += ["", "### Per method", "", _markdown(fam["summary"]), ""]
         if fam["frontiers"]["rows"]:
             md += ["### Frontiers", "", _markdown(fam["frontiers"]), ""]
+        for sec in report.sections.get(fam["name"], []):
+            md += section_markdown(sec, report.plots)
         md += ["### Per instance", "", _markdown(fam["cells"]), ""]
         if fam["plots"]:
             md += ["### Plots", ""] + [f"![{p['name']}](plots/{p['name']})" for p in fam["plots"]]
             md.append("")
     if ctx["failures"]:
-        md += ["## Failed cells", ""] + [f"- {f}" for f in ctx["failures"]] + [""]
+        md += ["## Failed cells", "", *markdown_items(ctx["failures"]), ""]
     return "\n".join(md) + "\n"
 
 
@@ -538,15 +571,17 @@ def write_report(report: Report, out_dir: str | Path, *, store_name: str = "") -
     out = Path(out_dir)
     (out / "plots").mkdir(parents=True, exist_ok=True)
     paths = {"markdown": out / "summary.md", "html": out / "index.html", "csv": out / "cells.csv"}
-    paths["markdown"].write_text(render_markdown(report, store_name))
-    paths["html"].write_text(render_html(report, store_name))
+    write_text(paths["markdown"], render_markdown(report, store_name), "report")
+    write_text(paths["html"], render_html(report, store_name), "report")
     cols = [
         "family", "suite", "instance_id", "instance_name", "instance", "method", "seed",
         "time_limit_s", "outcome", "termination", "status", "objective", "bound",
         "useful_bound", "best_bound", "gap_to_best_bound", "runtime_s", "wall_s", "solver",
         "solver_version", "run_id",
     ]  # fmt: skip
-    pd.DataFrame(report.cells, columns=cols).to_csv(paths["csv"], index=False, lineterminator="\n")
+    cells = csv_frame(pd.DataFrame(report.cells, columns=cols))  # no spreadsheet formulas
+    with atomic_write(paths["csv"], "report") as handle:
+        cells.to_csv(handle, index=False, lineterminator="\n")
     for name, png in report.plots.items():
         (out / "plots" / name).write_bytes(png)
     return paths

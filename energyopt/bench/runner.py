@@ -31,6 +31,7 @@ from energyopt.bench.claims import HEARTBEAT_S, Owner
 from energyopt.bench.executors import make_executor
 from energyopt.bench.families import families_with_suites, load_instance_file, suite_instances
 from energyopt.bench.store import ResultsStore
+from energyopt.core.registry import family_hooks
 from energyopt.core.registry import methods as registered_methods
 
 
@@ -153,6 +154,8 @@ def plan_here(
     for inst, suite_name, origin in sources:
         known = registered_methods(inst.family)
         names = [m for m in wanted if m in known] if wanted is not None else sorted(known)
+        applies = family_hooks(inst.family).method_applies
+        names = [m for m in names if applies is None or applies(inst, m)]
         seen.update(names)
         for method in names:
             for seed in seeds:

@@ -123,6 +123,8 @@ class ResultsStore:
             raise FileNotFoundError(f"{self.path}: no such results store")
         if self.path.is_dir():
             raise StoreError(f"{self.path}: is a directory, not a results store")
+        if self.path.exists() and not self.path.is_file():  # a FIFO would block SQLite
+            raise StoreError(f"{self.path}: not a regular file, so not a results store")
         if create:  # one clear error for a path under a file or an unwritable folder
             output_file(self.path, "results store")
         try:

@@ -17,12 +17,14 @@ from energyopt.capacity.generators import (
 )
 from energyopt.capacity.greedy import randomized_greedy
 from energyopt.capacity.instance import CapacityInstance, Job, Node
+from energyopt.capacity.scenario import CapacityScenario
 from energyopt.capacity.simulator import SimulationReport, simulate
 from energyopt.capacity.suites import suite
 
 __all__ = [
     "CapacityEvaluation",
     "CapacityInstance",
+    "CapacityScenario",
     "CapacitySolution",
     "Job",
     "JobSpec",

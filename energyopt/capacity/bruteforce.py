@@ -7,6 +7,7 @@ import math
 
 from energyopt.capacity.evaluator import Assignment, evaluate
 from energyopt.capacity.instance import CapacityInstance
+from energyopt.core.validate import count_text
 
 MAX_COMBINATIONS = 200_000
 
@@ -22,7 +23,8 @@ def brute_force(instance: CapacityInstance) -> tuple[Assignment, float]:
     total = math.prod(len(c) for c in choices)
     if total > MAX_COMBINATIONS:
         raise ValueError(
-            f"{total} assignments: brute force is limited to {MAX_COMBINATIONS} "
+            f"{count_text(total)} assignments: brute force is limited to "
+            f"{count_text(MAX_COMBINATIONS)} "
             "(use the 'highs' method)"
         )
     best: Assignment | None = None

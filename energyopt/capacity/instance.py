@@ -163,6 +163,13 @@ class CapacityInstance(InstanceBase):
         for i, job in enumerate(self.jobs):
             f = f"jobs[{i}]"
             _validate_job(job, f, max_gpus)
+            # Every job in the system at a rescheduling point has arrived by then.
+            check(
+                job.arrival_s <= self.now_s,
+                f"{f}.arrival_s",
+                job.arrival_s,
+                f"after the rescheduling point now_s = {self.now_s:g} (not arrived yet)",
+            )
             if job.running is not None:
                 n, g = self._validate_running(job, f)
                 used[n] += g
@@ -349,9 +356,14 @@ class CapacityInstance(InstanceBase):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CapacityInstance:
-        """Read a rescheduling point from its JSON object, strictly (``core.validate``)."""
+        """Read a rescheduling point from its JSON object, strictly (``core.validate``);
+        a simulation scenario (``"kind": "simulation"``) is read by its own class."""
         data = V.mapping("instance", data)
         V.version(data)
+        if "kind" in data:
+            from energyopt.capacity.scenario import CapacityScenario
+
+            return CapacityScenario.from_dict(data)  # type: ignore[return-value]
         nodes = [
             _node_from_json(n, raw)
             for n, raw in enumerate(V.sequence("nodes", V.required(data, "nodes"), nonempty=True))

@@ -8,11 +8,13 @@ from typing import Any
 from energyopt.capacity import baselines as _baselines
 from energyopt.capacity import bruteforce as _bf
 from energyopt.capacity import milp as _milp
+from energyopt.capacity import simcells
 from energyopt.capacity import thetasearch as _thetasearch
 from energyopt.capacity.evaluator import Assignment, CapacitySolution, evaluate
 from energyopt.capacity.greedy import randomized_greedy
 from energyopt.capacity.hooks import HOOKS
 from energyopt.capacity.instance import CapacityInstance
+from energyopt.capacity.scenario import POLICIES, CapacityScenario
 from energyopt.core import methodoptions as O
 from energyopt.core.errors import EvaluationMismatchError
 from energyopt.core.highs import highs_version
@@ -274,3 +276,38 @@ for _policy, _what in (
     ("priority", "Priority scheduling: waiting jobs by tardiness weight, running jobs untouched"),
 ):
     register(FAMILY, _policy, exact=False, description=_what)(_baseline(_policy))
+
+
+# -- simulation scenarios (CapacityScenario): whole job streams, issue 25 -----------------
+
+
+def _online(method: str) -> Any:
+    def run(
+        instance: CapacityScenario, *, time_limit: float | None = None, seed: int | None = None
+    ) -> Result:
+        return simcells.run_policy(HOOKS, instance, method, seed, time_limit)
+
+    run.__name__ = "solve_" + method.replace("-", "_")
+    return run
+
+
+for _method, _policy in POLICIES.items():
+    register(
+        FAMILY,
+        _method,
+        exact=False,
+        description=f"Simulation: {_policy} at every rescheduling point of a whole job stream",
+    )(_online(_method))
+
+
+@register(
+    FAMILY,
+    "offline-bound",
+    exact=False,
+    description="Simulation: offline relaxation bound on the cumulative cost (no schedule)",
+)
+def solve_offline_bound(
+    instance: CapacityScenario, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
+    """Each job alone, idle power dropped (CAP-B1..CAP-B3), summed over the stream."""
+    return simcells.bound_result(HOOKS, instance)

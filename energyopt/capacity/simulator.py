@@ -43,6 +43,11 @@ class SimulationReport:
     lost_epochs: float = 0.0
     """Epoch fractions thrown away by moves and preemptions (restart from checkpoint)."""
     points: list[CapacityInstance] = dataclasses.field(default_factory=list, repr=False)
+    decisions: list[tuple[float, tuple[tuple[str, int, int], ...]]] = dataclasses.field(
+        default_factory=list, repr=False
+    )
+    """Every rescheduling point's schedule: ``(time_s, ((job, node, GPUs), ...))`` for the
+    jobs it runs (what :func:`energyopt.capacity.scenario.evaluate_decisions` checks)."""
     restart_from_checkpoint: bool = True
     source: str = "simulated: synthetic jobs and assumed node powers"
 
@@ -105,6 +110,9 @@ class _Totals:
     lost: float = 0.0
     opt_times: list[float] = dataclasses.field(default_factory=list)
     points: list[CapacityInstance] = dataclasses.field(default_factory=list)
+    decisions: list[tuple[float, tuple[tuple[str, int, int], ...]]] = dataclasses.field(
+        default_factory=list
+    )
 
 
 def simulate(
@@ -146,8 +154,7 @@ def simulate(
     keep_points_every
         Keep every k-th rescheduling point (as an instance) in the report.
     max_calls
-        Stop after this many calls (to draw rescheduling points cheaply); the totals
-        then cover the simulated time so far only.
+        Stop after this many calls (to draw points cheaply): totals cover the time so far.
     **options
         Method options (``max_iterations=...``).
 
@@ -185,6 +192,7 @@ def simulate(
         migrations=tot.migrations,
         lost_epochs=tot.lost,
         points=tot.points,
+        decisions=tot.decisions,
         restart_from_checkpoint=restart_from_checkpoint,
     )
 
@@ -253,6 +261,8 @@ class _EventLoop:
         tot.calls += 1
         tot.opt_times.append(result.runtime_s)
         _apply(system, result.solution.assignment, self.settings["restart_from_checkpoint"], tot)
+        running = tuple((s.spec.name, s.running[0], s.running[1]) for s in system if s.running)
+        tot.decisions.append((now, running))
 
 
 def _policy_name(policy: Policy) -> str:

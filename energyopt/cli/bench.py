@@ -9,7 +9,7 @@ from typing import Any
 
 from energyopt.bench.cells import DEFAULT_GRACE_S
 from energyopt.bench.families import SUITE_NAMES
-from energyopt.cli.errors import one_line_errors
+from energyopt.cli.errors import one_line_errors, seed_argument
 from energyopt.cli.solve import add_method_argument, add_option_argument
 
 
@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--methods", nargs="+", metavar="METHOD", help="deprecated: use --method/-m, repeated"
     )
-    p.add_argument("--seeds", nargs="+", type=int, default=[0], metavar="SEED")
+    p.add_argument("--seeds", nargs="+", type=seed_argument, default=[0], metavar="SEED")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per cell (default 60)")
     p.add_argument(
         "--grace",

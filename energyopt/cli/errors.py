@@ -23,3 +23,18 @@ def one_line_errors(fn: Callable[[argparse.Namespace], int]) -> Callable[..., in
             raise ValueError(f"{exc.filename}: {exc.strerror}") from None
 
     return wrapper
+
+
+def seed_argument(text: str) -> int:
+    """``--seed`` / ``--seeds``: a non-negative integer (:func:`energyopt.core.validate.seed`,
+    the rule ``solve`` applies to every method), refused by the parser before any work."""
+    from energyopt.core.validate import seed
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    try:
+        return int(seed(value))  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

@@ -88,6 +88,7 @@ def _envpipe_schedule(args: argparse.Namespace) -> int:
     from energyopt.core.instance import load_instance
     from energyopt.pipeline.baselines.envpipe_scheduler import envpipe_warmups, rescheduled
 
+    _check_out(args.out)
     inst = load_instance(args.instance)
     if inst.family != "pipeline":
         raise ValueError(f"{args.instance}: family {inst.family!r}; expected a pipeline instance")
@@ -156,6 +157,7 @@ def _from_profile(args: argparse.Namespace) -> int:
     from energyopt.pipeline.readers import P_BLOCKING_W, blocking_power
 
     path = Path(args.profile)
+    _check_out(args.out)
     if args.gpu is None and args.p_blocking is None:
         raise ValueError(
             f"{path}: give --p-blocking W or --gpu with a blocking-power preset "
@@ -183,8 +185,20 @@ def _from_profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_out(out: str | None) -> None:
+    """Refuse an output path that cannot be written before any work starts."""
+    from energyopt.core.paths import output_file
+
+    if out is not None:
+        output_file(out, "instance file")
+
+
 def _write(instance: Any, out: str | None) -> None:
-    """``instance`` as JSON to the file ``out``, or to stdout when ``out`` is None."""
+    """``instance`` as JSON to the file ``out``, or to stdout when ``out`` is None.
+
+    The file is written whole or not at all (:func:`energyopt.core.files.atomic_write`):
+    a full disk leaves no 0-byte instance behind.
+    """
     if out is None:
         print(instance.to_json())
     else:

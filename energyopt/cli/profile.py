@@ -7,7 +7,9 @@ Examples::
     energyopt profile --device nvml:0 --knob power_limit_w --power-step 25 --out limits.csv
     energyopt profile --device nvml:0 --workload mylayer:STEPS --iterations 50 --out layer.csv
     energyopt profile --device simulated:a100 --workload transformer-layer --clock-count 9
-    energyopt profile --import perseus ../shared/data/perseus-sosp24/gpt3-175b+a100_sxm_bf16.csv
+    energyopt profile --import perseus --input gpt3-175b+a100_sxm_bf16.csv
+    energyopt profile --import zeus-monitor --input A40+resnet50+gpu0.csv --out resnet50.csv
+    energyopt profile power-limit A40+resnet50+gpu0.csv --selector zeus-cost:0.5 --json
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from energyopt.core.table import format_table
 from energyopt.profiles.device import GpuDevice, GpuError
 from energyopt.profiles.schema import KNOBS, write_profile
 
-IMPORT_FORMATS = ("perseus", "zeus-trace")
+IMPORT_FORMATS = ("perseus", "zeus-trace", "zeus-monitor")
 
 
 def register(sub: Any) -> None:
@@ -85,6 +87,46 @@ def register(sub: Any) -> None:
     p.add_argument("--out", "-o", default=None, help="output .csv or .parquet (default: stdout)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     p.set_defaults(func=_profile)
+    _register_power_limit(p)
+
+
+def _register_power_limit(profile_parser: argparse.ArgumentParser) -> None:
+    """``energyopt profile power-limit FILE``: the limit Zeus's selectors pick."""
+    sub = profile_parser.add_subparsers(dest="profile_command", metavar="SUBCOMMAND")
+    q = sub.add_parser(
+        "power-limit",
+        help="the power limit Zeus's selectors pick from a ZeusMonitor JIT profile",
+        description=(
+            "Read a ZeusMonitor log of Zeus's JIT power-limit optimizer "
+            "(__GlobalPowerLimitOptimizer_<watts> windows, one job, 1 to N GPUs) and print "
+            "the power limit (W) each selector picks, exactly as Zeus's own selectors do."
+        ),
+    )
+    q.add_argument("file", help="the ZeusMonitor log (CSV)")
+    q.add_argument(
+        "--selector",
+        action="append",
+        default=None,
+        help="energy, time, zeus-cost:ETA (0<=ETA<=1) or max-slowdown:FACTOR (>=1); "
+        "repeatable (default zeus-cost:0.5, Zeus's default)",
+    )
+    q.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    q.set_defaults(func=_power_limit)
+
+
+def _power_limit(args: argparse.Namespace) -> int:
+    import json
+
+    from energyopt.tuning.powerlimit import choice_table
+
+    selectors = args.selector or ["zeus-cost:0.5"]
+    table = choice_table(args.file, selectors)
+    if args.json:
+        print(json.dumps({"file": args.file, **table}))
+        return 0
+    for name, watts in table["choices"].items():
+        print(f"{name}: {watts} W")
+    return 0
 
 
 def open_device(
@@ -203,11 +245,14 @@ def _sweep(args: argparse.Namespace, device: GpuDevice) -> int:
 def _import(args: argparse.Namespace) -> int:
     from energyopt.pipeline.readers import read_perseus_stage_profile
     from energyopt.profiles.readers import read_zeus_power_trace
+    from energyopt.profiles.zeusmonitor import read_zeus_monitor_log
 
     if not args.input:
         raise InstanceError("--import needs --input FILE")
     if args.import_format == "perseus":
         df = read_perseus_stage_profile(args.input)
+    elif args.import_format == "zeus-monitor":
+        df = read_zeus_monitor_log(args.input)
     else:
         df = read_zeus_power_trace(args.input)
     _emit(df, args)

@@ -8,6 +8,8 @@ import sys
 import time
 from typing import Any
 
+from energyopt.cli.errors import seed_argument
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
@@ -28,7 +30,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--time-limit", type=float, default=None, help="seconds per method, counted from its start"
     )
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--seed", type=seed_argument, default=None)
     add_option_argument(p, "method option, VALUE parsed as JSON when it can be (repeatable)")
     p.add_argument(
         "--solver",

@@ -10,7 +10,7 @@ hooks for everything family-specific, so they name no family themselves.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from energyopt.core.evaluation import Evaluation
@@ -57,6 +57,20 @@ class FamilyHooks:
     simulate
         ``simulate(method_or_policy, **scenario)``: the family's discrete-event
         simulator (:func:`energyopt.core.simulation.simulate`); ``None`` without one.
+    method_applies
+        ``method_applies(instance, method) -> bool``: whether ``method`` runs on this
+        instance, for a family with more than one kind of instance (an event and a
+        whole-trace simulation); the bench plans, and :func:`energyopt.solve` accepts,
+        only those. ``None``: every method applies to every instance.
+    seeded_bound
+        A result's bound holds for its own seed only (it is proven on the random
+        realisation that seed draws, as the tuning replays' clairvoyant bound): the
+        report takes the best bound per (instance, seed), not per instance.
+    report_sections
+        ``report_sections(results, names) -> list[ReportSection]``
+        (:class:`energyopt.core.sections.ReportSection`): the family's own part of the
+        report, from its finished results (``Result`` objects) and the instances' display
+        names (instance id -> name); ``None`` without one.
     """
 
     name: str
@@ -71,6 +85,9 @@ class FamilyHooks:
     frontier_time_name: str = "time"
     plots: tuple[str, ...] = ()
     simulate: Callable[..., Any] | None = None
+    method_applies: Callable[[Any, str], bool] | None = None
+    seeded_bound: bool = False
+    report_sections: Callable[[Sequence[Any], Mapping[str, str]], list[Any]] | None = None
 
     @property
     def objective_label(self) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from energyopt.core.errors import InstanceError
+from energyopt.core.files import read_text, write_text
 from energyopt.core.validate import fail, number
 
 #: The largest instance file read (the biggest in the library is ~0.3 MiB).
@@ -54,7 +55,7 @@ class InstanceBase:
         """The instance as JSON text; also written to ``path`` when given."""
         text = json.dumps(self.to_dict(), indent=indent, sort_keys=False)
         if path is not None:
-            Path(path).write_text(text + "\n")
+            write_text(path, text + "\n", "instance file")
         return text
 
     @classmethod
@@ -137,17 +138,4 @@ def _read_source(source: str | Path) -> tuple[str, str]:
             is_file = False
         if not is_file:
             return "<text>", source
-    where = str(source)
-    try:
-        size = Path(source).stat().st_size
-        text = None if size > MAX_FILE_BYTES else Path(source).read_text()
-    except OSError as exc:
-        raise InstanceError(f"{where}: cannot read: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, ValueError):
-        raise InstanceError(f"{where}: not a text file") from None
-    if text is None:
-        raise InstanceError(
-            f"{where}: {size / 2**20:.0f} MiB, more than an instance file may hold "
-            f"({MAX_FILE_BYTES // 2**20} MiB)"
-        )
-    return where, text
+    return str(source), read_text(source, cap=MAX_FILE_BYTES, what="instance file")

@@ -14,6 +14,7 @@ from energyopt.core.errors import EvaluationMismatchError
 from energyopt.core.methodoptions import RESERVED, MethodOption
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
+from energyopt.core.validate import seed as check_seed
 from energyopt.core.validate import shown
 
 if TYPE_CHECKING:
@@ -376,6 +377,13 @@ def solve(
     if family is None:
         raise TypeError(f"{type(instance).__name__} is not a problem instance (no .family)")
     m = get_method(family, method)
+    seed = check_seed(seed)  # one rule for every method: None or 0..2^31-1
+    applies = family_hooks(family).method_applies
+    if applies is not None and not applies(instance, method):
+        raise ValueError(
+            f"method {method!r} of family {family!r} does not run on a "
+            f"{type(instance).__name__}; see 'energyopt methods {family}'"
+        )
     time_limit = check_time_limit(time_limit)
     kwargs = call_arguments(m, check_options(m, options), time_limit, seed)
     tick = time.perf_counter()

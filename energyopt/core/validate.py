@@ -5,7 +5,8 @@ set of rules holds everywhere:
 
 - a bool is never a number (JSON ``true`` is not ``1``);
 - an integer field takes an ``int``, or a ``float`` that is integral (``2.0``), never
-  ``2.5`` and never the string ``"2"``;
+  ``2.5`` and never the string ``"2"``; like a number, it is at most ``MAX_MAGNITUDE``
+  in absolute value even where the field sets no maximum (a 400-digit clock);
 - a number field takes an ``int`` or a ``float``; it must be finite unless the caller
   allows infinity, and a huge integer (``10**400``) is an error, not an OverflowError;
 - a finite number is at most ``MAX_MAGNITUDE`` in absolute value, so that products
@@ -67,6 +68,8 @@ def integer(
         result = int(x)
     else:
         raise fail(field, value, f"must be an integer, not {kind_of(value)}")
+    if abs(result) > MAX_MAGNITUDE:  # even where no maximum is set: no datum is this big
+        raise fail(field, value, f"is too large (at most {MAX_MAGNITUDE:g} in absolute value)")
     if minimum is not None and result < minimum:
         raise fail(field, value, f"must be >= {minimum}")
     if maximum is not None and result > maximum:
@@ -199,6 +202,20 @@ def version(data: dict, supported: Iterable[int] = (1,)) -> int:
     return value
 
 
+#: The largest seed: every solver takes it (HiGHS and CP-SAT seeds are 32-bit ints).
+MAX_SEED = 2**31 - 1
+
+
+def seed(value: Any, field: str = "seed") -> int | None:
+    """A random seed: ``None``, or an integer in ``0..MAX_SEED`` (the one rule for all
+    methods; ``-5`` or ``2.5`` is refused before any work, never by one method only)."""
+    if value is None:
+        return None
+    if _is_bool(value) or not isinstance(value, numbers.Integral):
+        raise fail(field, value, f"must be a non-negative integer, not {kind_of(value)}")
+    return integer(field, value, minimum=0, maximum=MAX_SEED)
+
+
 def required(data: dict, key: str, where: str = "") -> Any:
     """``data[key]``; an :class:`InstanceError` naming the key when it is absent."""
     if key not in data:
@@ -222,6 +239,24 @@ def csv_cell(value: Any) -> Any:
         return value.item()  # numpy scalar -> Python scalar
     except (AttributeError, ValueError):
         return value
+
+
+def count_text(n: int, exact_up_to: int = 10**9) -> str:
+    """A count for a message: ``"1,234"``, or ``"more than 10^N"`` for a huge one.
+
+    A product of option counts can have thousands of digits (and Python refuses to
+    print an integer of more than 4,300), so beyond ``exact_up_to`` only the power of
+    ten is shown.
+
+    >>> count_text(1234), count_text(10**40), count_text(10**40 + 1)
+    ('1,234', '10^40', 'more than 10^40')
+    """
+    if n <= exact_up_to:
+        return f"{n:,}"
+    k = int((n.bit_length() - 1) * math.log10(2))  # 10^k <= n, perhaps not the largest
+    while 10 ** (k + 1) <= n:
+        k += 1
+    return f"10^{k}" if n == 10**k else f"more than 10^{k}"
 
 
 def one_line(text: str, limit: int = 200) -> str:

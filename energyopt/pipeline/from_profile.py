@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from energyopt.core.files import MAX_HEADER_BYTES, check_regular
 from energyopt.core.instance import InstanceError
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.options import OptionTable
@@ -156,12 +157,12 @@ def read_any_profile(path: str | Path) -> pd.DataFrame:
     as ``energyopt profile --out`` writes it).
     """
     path = Path(path)
-    if not path.is_file():
-        raise InstanceError(f"{path}: no such profile file")
+    check_regular(path, "profile")  # a FIFO would block the header read below
     if path.suffix.lower() != ".parquet":
         try:
             with path.open(encoding="utf-8", errors="replace") as f:
-                header = {c.strip() for c in f.readline().split(",")}
+                # Bounded: a huge one-line file is refused by the reader it goes to.
+                header = {c.strip() for c in f.readline(MAX_HEADER_BYTES).split(",")}
         except OSError as exc:
             raise InstanceError(f"{path}: cannot read: {exc.strerror}") from None
         if set(PERSEUS_COLUMNS) <= header:

@@ -492,7 +492,7 @@ register(
 
 #: The crawl's options shared by the Perseus methods (:func:`.perseus_frontier`).
 _TAU = O.number("tau_s", 1e-3, "the crawl's unit time, in seconds", minimum=1e-6)
-_MAX_STEPS = O.integer("max_steps", None, "steps per crawl (null: all)", minimum=1, nullable=True)
+_MAX_STEPS = O.integer("max_steps", None, "steps per crawl (null: all)", minimum=0, nullable=True)
 _PROGRESS = O.MethodOption("progress", bool, None, "progress bar (null: if slow)", nullable=True)
 _VERIFY = O.flag("verify", True, "score the frontier's plans with the evaluator")
 _ROUNDING = O.choice("rounding", "down", ("down", "up", "both"), "measured times to the grid")

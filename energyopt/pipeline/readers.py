@@ -98,7 +98,7 @@ def read_perseus_profile(path: str | Path) -> dict[str, OptionTable]:
 
 
 #: The most rows read from a stage profile (the published ones have ~1,300).
-MAX_PROFILE_ROWS = 1_000_000
+MAX_PROFILE_ROWS = 100_000
 
 
 def _profile_row(

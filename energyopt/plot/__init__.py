@@ -15,6 +15,8 @@ come from data (an instance named ``run $\\alpha_{1$`` is text, not a formula).
 - :func:`capacity_simulation`: capacity cost and late jobs of simulated runs.
 - :func:`powerflow_eta`: PowerFlow mean JCT against energy over eta, with baselines.
 - :func:`zeus_regret`: cumulative regret and cost per recurrence of a tuning replay.
+- :func:`regret_curves`: cumulative regret against the clairvoyant bound and the best
+  fixed arm in hindsight (:mod:`energyopt.plot.regret`).
 - :func:`profile_curves`: measured time and energy against the clock.
 """
 
@@ -36,6 +38,7 @@ __all__ = [
     "performance_profile",
     "powerflow_eta",
     "profile_curves",
+    "regret_curves",
     "zeus_regret",
 ]
 
@@ -325,3 +328,6 @@ def profile_curves(profile: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.grid(alpha=0.3)
     _legend(ax)
     return ax
+
+
+from energyopt.plot.regret import regret_curves  # noqa: E402  (uses the helpers above)

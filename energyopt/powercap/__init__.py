@@ -26,6 +26,7 @@ from energyopt.powercap.models import (
 )
 from energyopt.powercap.placement import Placement, buddy_place
 from energyopt.powercap.profilegen import simulated_profile, truth_models
+from energyopt.powercap.scenario import PowercapScenario
 
 __all__ = [
     "EventJob",
@@ -37,6 +38,7 @@ __all__ = [
     "Placement",
     "PowercapEvaluation",
     "PowercapInstance",
+    "PowercapScenario",
     "PowercapSolution",
     "buddy_place",
     "evaluate",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from energyopt.core.validate import count_text
 from energyopt.powercap.evaluator import evaluate
 from energyopt.powercap.instance import PowercapInstance
 
@@ -27,7 +28,8 @@ def brute_force(
     total = math.prod(len(c) for c in choices)
     if total > MAX_COMBINATIONS:
         raise ValueError(
-            f"brute force: {total} combinations exceed {MAX_COMBINATIONS}; use a smaller instance"
+            f"brute force: {count_text(total)} combinations exceed "
+            f"{count_text(MAX_COMBINATIONS)}; use a smaller instance"
         )
     best, best_val = None, math.inf
     g = instance.num_gpus

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from energyopt.core.evaluation import Figure
 from energyopt.core.instance import InstanceError
 from energyopt.powercap.instance import PowercapInstance, is_power_of_two
-from energyopt.powercap.placement import buddy_place
+from energyopt.powercap.placement import packs_into
 
 #: Relative tolerance on the power cap: solvers work in floating point.
 CAP_RTOL = 1e-9
@@ -111,7 +111,8 @@ def evaluate(
             violations.append(f"job {job.name!r}: {n} GPUs < min_gpus = {job.min_gpus}")
         opt = job.option(n, f)
         if opt is None:  # PC-11
-            violations.append(f"job {job.name!r}: ({n} GPUs, {f} MHz) is not one of its options")
+            unit = "W" if instance.knob == "power_limit_w" else "MHz"
+            violations.append(f"job {job.name!r}: ({n} GPUs, {f} {unit}) is not one of its options")
             jct.append(math.inf)
             continue
         used += n
@@ -124,8 +125,10 @@ def evaluate(
     if used > instance.num_gpus:  # PC-13
         violations.append(f"{used} GPUs used, the cluster has {instance.num_gpus}")
     else:
-        placement = buddy_place(sizes, instance.num_nodes, r)
-        if placement is None or placement.powered_nodes != nodes:
+        # Packing into ceil(U / r) nodes is placing on a cluster of just those nodes,
+        # checked block by block: the cost follows the jobs, not the GPUs (a cluster or
+        # a job of 10^7 GPUs evaluates as fast as one of 8).
+        if not packs_into(sizes, nodes, r):
             violations.append("buddy placement does not pack the jobs into ceil(U / r) nodes")
     idle_w = instance.idle_power_w * idle  # PC-14
     power = job_power + idle_w

@@ -6,7 +6,21 @@ from typing import Any
 
 from energyopt.core.family import FamilyHooks
 from energyopt.core.scoring import Tolerance
-from energyopt.powercap.evaluator import evaluate
+from energyopt.powercap.evaluator import evaluate as evaluate_event
+from energyopt.powercap.scenario import PowercapScenario, evaluate_schedule, method_applies
+
+
+def evaluate(instance: Any, solution: Any) -> Any:
+    """An event's decision by the event evaluator, a scenario's schedule by its own."""
+    if isinstance(instance, PowercapScenario):
+        return evaluate_schedule(instance, solution)
+    return evaluate_event(instance, solution)
+
+
+def _report_sections(results: Any, names: Any) -> list[Any]:
+    from energyopt.powercap.simreport import report_sections
+
+    return report_sections(results, names)
 
 
 def _simulate(
@@ -42,4 +56,6 @@ HOOKS = FamilyHooks(
     tolerance=Tolerance(rtol=1e-6, atol=1e-6, unit="s"),
     plots=("powerflow_eta",),
     simulate=_simulate,
+    method_applies=method_applies,
+    report_sections=_report_sections,
 )

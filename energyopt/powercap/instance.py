@@ -19,6 +19,8 @@ import numpy as np
 from energyopt.core import validate as V
 from energyopt.core.instance import InstanceBase, InstanceError, check, finite_nonneg
 
+#: What an option's setting is (the first is the default, PowerFlow's SM clock).
+KNOBS = ("sm_clock_mhz", "power_limit_w")
 #: Option tables already validated, by (id, G); the value keeps the tuple alive so that
 #: its id cannot be reused. The simulator shares one table per (workload, batch) across
 #: thousands of events; re-checking it each time dominated the run time.
@@ -141,6 +143,11 @@ class PowercapInstance(InstanceBase):
         The active jobs.
     name, source
         A label; where the option tables come from (``simulated ...`` when so).
+    knob
+        What an option's setting is: ``sm_clock_mhz`` (the SM clock, PowerFlow's knob)
+        or ``power_limit_w`` (a power limit in watts, for jobs profiled over power
+        limits: :mod:`energyopt.powercap.measured`). The methods treat the setting as
+        an ordered label either way.
     """
 
     family = "powercap"
@@ -154,6 +161,7 @@ class PowercapInstance(InstanceBase):
     jobs: tuple[EventJob, ...]
     name: str = ""
     source: str = ""
+    knob: str = "sm_clock_mhz"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "jobs", tuple(self.jobs))
@@ -200,6 +208,7 @@ class PowercapInstance(InstanceBase):
         """Check the cluster, the power figures and every job; normalise the floats."""
         self._validate_cluster()
         self._validate_power()
+        V.choice("knob", self.knob, KNOBS)
         check(len(self.jobs) > 0, "jobs", [], "no job at the event")
         names: set[str] = set()
         for i, job in enumerate(self.jobs):
@@ -224,6 +233,8 @@ class PowercapInstance(InstanceBase):
         """The cap fraction, P_max, idle power and the waiting estimate, as floats."""
         eta = finite_nonneg("eta", self.eta)
         check(eta > 0, "eta", self.eta, "must be positive (the cap is eta * G * P_max)")
+        # A fraction of the cluster's peak power (Eq. 19): above 1 the cap never binds.
+        check(eta <= 1, "eta", self.eta, "must lie in (0, 1] (a fraction of G * P_max)")
         object.__setattr__(self, "eta", eta)
         pmax = finite_nonneg("p_max_w", self.p_max_w)
         check(pmax > 0, "p_max_w", self.p_max_w, "must be positive")
@@ -238,6 +249,8 @@ class PowercapInstance(InstanceBase):
         )
 
     def to_dict(self) -> dict[str, Any]:
+        # The default knob is not written: files from before the field stay byte-identical.
+        knob = {} if self.knob == KNOBS[0] else {"knob": self.knob}
         return {
             "family": self.family,
             "version": self.format_version,
@@ -249,6 +262,7 @@ class PowercapInstance(InstanceBase):
             "p_max_w": self.p_max_w,
             "idle_power_w": self.idle_power_w,
             "wait_estimate_s": self.wait_estimate_s,
+            **knob,
             "jobs": [
                 {
                     "name": j.name,
@@ -267,8 +281,14 @@ class PowercapInstance(InstanceBase):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PowercapInstance:
-        """Read an event from its JSON object, strictly (``core.validate``)."""
+        """Read an event from its JSON object, strictly (``core.validate``); a simulation
+        scenario (``"kind": "simulation"``) is read by its own class."""
         data = V.mapping("instance", data)
+        if "kind" in data:
+            from energyopt.powercap.scenario import PowercapScenario
+
+            V.version(data)
+            return PowercapScenario.from_dict(data)  # type: ignore[return-value]
         V.version(data)
         V.fields(data, "powercap instance", required=_REQUIRED, optional=_OPTIONAL)
         num_gpus = V.integer("num_gpus", data["num_gpus"], minimum=1)
@@ -286,6 +306,7 @@ class PowercapInstance(InstanceBase):
             tuple(jobs),
             V.string("name", data.get("name", ""), nonempty=False),
             V.string("source", data.get("source", ""), nonempty=False),
+            V.choice("knob", data.get("knob", KNOBS[0]), KNOBS),
         )
 
     def with_eta(self, eta: float) -> PowercapInstance:
@@ -371,7 +392,7 @@ _REQUIRED = (
     "wait_estimate_s",
     "jobs",
 )
-_OPTIONAL = ("version", "name", "source")
+_OPTIONAL = ("version", "name", "source", "knob")
 _JOB_REQUIRED = ("name", "remaining_iterations", "age_s", "options")
 _JOB_OPTIONAL = ("min_gpus", "workload", "global_batch_size")
 

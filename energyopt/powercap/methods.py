@@ -13,12 +13,14 @@ from energyopt.core.scoring import score
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.core.timelimit import TimeBudget
 from energyopt.powercap import milp as _milp
+from energyopt.powercap import simcells
 from energyopt.powercap.algorithm1 import printed_greedy
 from energyopt.powercap.bruteforce import brute_force
 from energyopt.powercap.evaluator import PowercapSolution
 from energyopt.powercap.greedy import GreedyOutcome, marginal_return_greedy
 from energyopt.powercap.hooks import HOOKS
 from energyopt.powercap.instance import PowercapInstance
+from energyopt.powercap.scenario import PowercapScenario
 
 FAMILY = HOOKS.name
 #: Tolerance between a solver's objective and the evaluator's (see the hooks).
@@ -197,3 +199,45 @@ def solve_bruteforce(
         bound=value,
         solver_objective=value,
     )
+
+
+# -- simulation scenarios (PowercapScenario): whole traces, issue 25 ----------------------
+
+
+@register(
+    FAMILY,
+    "powerflow",
+    exact=False,
+    description="Simulation: PowerFlow (Algorithm 1 at every event) over a whole trace",
+)
+def solve_powerflow(
+    instance: PowercapScenario, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
+    """The event simulator with PowerFlow's greedy at every event; mean JCT of the trace."""
+    return simcells.run_policy(HOOKS, instance, "powerflow", time_limit)
+
+
+@register(
+    FAMILY,
+    "powerflow-printed",
+    exact=False,
+    description="Simulation: PowerFlow with Algorithm 1 as printed at every event",
+)
+def solve_powerflow_printed(
+    instance: PowercapScenario, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
+    """The event simulator with Algorithm 1 as printed at every event."""
+    return simcells.run_policy(HOOKS, instance, "powerflow-printed", time_limit)
+
+
+@register(
+    FAMILY,
+    "offline-bound",
+    exact=False,
+    description="Simulation: offline time-indexed MILP bound on the mean JCT (no schedule)",
+)
+def solve_offline_bound(
+    instance: PowercapScenario, *, time_limit: float | None = None, seed: int | None = None
+) -> Result:
+    """HiGHS' dual bound of the time-indexed MILP (PC-22..PC-28, PC-25') on the trace."""
+    return simcells.bound_result(HOOKS, instance, time_limit)

@@ -47,7 +47,7 @@ class OfflineBound:
     message: str = ""
 
 
-def _efficient_options(opts: tuple[JobOption, ...]) -> list[JobOption]:
+def efficient_options(opts: tuple[JobOption, ...]) -> list[JobOption]:
     """Drop options dominated by another with no more GPUs, no more power and no less speed.
 
     Dropping a dominated option leaves the bound valid: any use of it can be replaced
@@ -101,11 +101,17 @@ def add_slot_resources(m, jobs, opts, K, cluster: Cluster, cap_w: float) -> None
     )
 
 
-def add_completion(m, jobs, opts, iterations, slot_s, K) -> None:
-    """PC-25, PC-26: ``y`` monotone, finished by the last slot, progress covers the work."""
+def add_completion(m, jobs, opts, iterations, slot_s, K, finish_by_horizon: bool = True) -> None:
+    """PC-25, PC-26: ``y`` monotone, finished by the last slot, progress covers the work.
+
+    Without ``finish_by_horizon`` (PC-25') a job may stay unfinished at the horizon;
+    PC-27 then charges it at least ``K D - A_j``, which any schedule that finishes it
+    later also pays, so the bound holds for every makespan.
+    """
     m.y = pyo.Var(jobs, range(K), domain=pyo.Binary)
     m.monotone = pyo.Constraint(jobs, range(K - 1), rule=lambda m, j, k: m.y[j, k] <= m.y[j, k + 1])
-    m.finished = pyo.Constraint(jobs, rule=lambda m, j: m.y[j, K - 1] == 1)
+    if finish_by_horizon:
+        m.finished = pyo.Constraint(jobs, rule=lambda m, j: m.y[j, K - 1] == 1)
 
     def progress(m, j, k):
         done = sum(
@@ -138,6 +144,7 @@ def offline_bound(
     slot_s: float,
     horizon_s: float,
     time_limit: float | None = 60.0,
+    finish_by_horizon: bool = True,
 ) -> OfflineBound:
     """Lower bound on the mean JCT of any online policy under the cap ``eta G P_max``.
 
@@ -150,14 +157,18 @@ def offline_bound(
     eta
         Cap fraction (Eq. 19).
     slot_s, horizon_s
-        Slot length and the horizon; the horizon must allow every job to finish
-        (e.g. the makespan of a simulated policy), else the MILP is infeasible.
+        Slot length and the horizon; with ``finish_by_horizon`` the horizon must allow
+        every job to finish (e.g. the makespan of a simulated policy), else the MILP is
+        infeasible, and the bound covers the schedules that finish by it.
+    finish_by_horizon
+        PC-25's ``y[j, K-1] = 1``. Without it (PC-25') the bound covers every schedule,
+        whatever its makespan; the horizon then only sets how tight it is.
     """
     trace.validate(cluster.num_gpus)
     K = math.ceil(horizon_s / slot_s)
     jobs = list(range(len(trace.jobs)))
     opts = [
-        _efficient_options(
+        efficient_options(
             option_table(
                 models[t.workload], t.global_batch_size, cluster.num_gpus, cluster.clocks_mhz
             )
@@ -170,7 +181,7 @@ def offline_bound(
     m = pyo.ConcreteModel(name="powercap offline")
     add_slot_fractions(m, jobs, opts, arrivals, slot_s, K)
     add_slot_resources(m, jobs, opts, K, cluster, cap)
-    add_completion(m, jobs, opts, iterations, slot_s, K)
+    add_completion(m, jobs, opts, iterations, slot_s, K, finish_by_horizon)
     add_jct(m, jobs, opts, arrivals, iterations, slot_s, K)
     out = solve_with_highs(m, time_limit=time_limit, rel_gap=1e-6)
     bound = out.bound

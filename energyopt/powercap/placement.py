@@ -105,6 +105,28 @@ def buddy_place(
     return Placement(compact, r, num_nodes, moved)
 
 
+def packs_into(sizes: Sequence[int], num_nodes: int, gpus_per_node: int) -> bool:
+    """Whether jobs of power-of-two ``sizes`` pack into ``num_nodes`` nodes as buddy blocks.
+
+    The packing by decreasing size (:func:`_compact`) is built and each block checked:
+    inside the cluster, aligned to its size, and within one node when it has at most
+    ``gpus_per_node`` GPUs (whole nodes otherwise). The cost follows the number of jobs,
+    not of GPUs, so that an evaluator stays fast on a cluster of 10^7 GPUs.
+    """
+    r = gpus_per_node
+    blocks = _compact(_positive_sizes(list(sizes)), num_nodes, r, None)
+    if blocks is None:
+        return False
+    for start, size in blocks.values():
+        if start % min(size, r) or start + size > num_nodes * r:
+            return False
+        if size <= r and start // r != (start + size - 1) // r:
+            return False
+        if size > r and (start % r or size % r):
+            return False
+    return True
+
+
 def _positive_sizes(sizes: Mapping[Hashable, int] | Sequence[int]) -> dict[Hashable, int]:
     """Job -> GPU count of the jobs given GPUs; every count a power of two."""
     if not isinstance(sizes, Mapping):

@@ -92,6 +92,10 @@ class SimResult:
         Largest cluster power (truth models) over the run.
     timeline
         ``(time_s, gpus_used, power_w)`` after each decision.
+    segments
+        The schedule: ``(start_s, end_s, ((job, num_gpus, sm_clock_mhz), ...))`` for
+        every interval between two events, what
+        :func:`energyopt.powercap.scenario.evaluate_schedule` checks.
     """
 
     policy: str
@@ -105,6 +109,7 @@ class SimResult:
     max_power_w: float
     timeline: tuple[tuple[float, int, float], ...]
     source: str = ""
+    segments: tuple[tuple[float, float, tuple[tuple[str, int, int], ...]], ...] = ()
 
 
 class _Rates:
@@ -219,6 +224,7 @@ class _Simulation:
         self.decisions = self.migrations = 0
         self.max_power = 0.0
         self.timeline: list[tuple[float, int, float]] = []
+        self.segments: list[tuple[float, float, tuple[tuple[str, int, int], ...]]] = []
         self.next_tick = math.inf
 
     def admit_arrivals(self) -> None:
@@ -300,6 +306,9 @@ class _Simulation:
     ) -> None:
         """Move time to ``t_next``: energy, progress net of profiling, attained GPU-s."""
         dt = t_next - self.now
+        if dt > 0:
+            cfg = tuple(sorted((k, n, f) for k, (n, f) in config.items()))
+            self.segments.append((self.now, t_next, cfg))
         self.energy += (power) * dt
         self.idle_energy += self.cluster.idle_power_w * idle * dt
         for k, (t, _) in run.items():
@@ -335,6 +344,7 @@ class _Simulation:
             self.max_power,
             tuple(self.timeline),
             self.trace.source,
+            tuple(self.segments),
         )
 
 

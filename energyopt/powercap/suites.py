@@ -7,6 +7,8 @@ seed and that it is simulated in ``source``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from energyopt.powercap.instance import (
@@ -15,6 +17,7 @@ from energyopt.powercap.instance import (
     event_instance,
     p_max_from_models,
 )
+from energyopt.powercap.measured_suite import measured_instances
 from energyopt.powercap.profilegen import CLOCKS_MHZ, IDLE_POWER_W, WORKLOADS, truth_models
 
 
@@ -86,13 +89,25 @@ def random_event(
     )
 
 
-def suite(name: str) -> list[PowercapInstance]:
-    """Generated event instances.
+def suite(name: str) -> list[Any]:
+    """Generated event instances, then simulation scenarios (:mod:`.simsuites`).
 
     ``smoke``: 4 small events (3-5 jobs, 8 GPUs, 3 clocks) every method solves in
     well under a second, brute force included. ``paper``: events at the simulator's
-    scale (32 and 64 GPUs, 20-60 jobs, all 10 clocks) for the MILP and the greedy.
+    scale (32 and 64 GPUs, 20-60 jobs, all 10 clocks) for the MILP and the greedy;
+    then four events whose jobs come from measured profiles (Zeus V100 and A40 traces,
+    ZeusMonitor A40 windows; :mod:`energyopt.powercap.measured_suite`).
     """
+    from energyopt.powercap.simsuites import scenario_suite
+
+    if name in ("smoke", "paper"):
+        # Events, then the whole-trace simulation scenarios (PowercapScenario).
+        return [*event_suite(name), *scenario_suite(name)]
+    raise ValueError(f"unknown suite {name!r}; known: smoke, paper")
+
+
+def event_suite(name: str) -> list[PowercapInstance]:
+    """The suite's event instances alone."""
     if name == "smoke":
         clocks = (795, 1110, 1530)
         return [
@@ -107,5 +122,5 @@ def suite(name: str) -> list[PowercapInstance]:
             [(20, 32, 0.4), (20, 32, 0.7), (40, 32, 1.0), (40, 64, 0.5), (60, 64, 0.8)]
         ):
             out.append(random_event(jobs, gpus, 8, eta, seed=100 + seed))
-        return out
+        return out + measured_instances()
     raise ValueError(f"unknown suite {name!r}; known: smoke, paper")

@@ -9,7 +9,8 @@ fake_nvml   a replaying fake of pynvml with injected faults, for tests
 simulated   a simulated GPU (PowerFlow 4.2 DVFS model, presets, seeded noise)
 collector   sweeps over SM clocks / power limits that always restore the GPU
 workloads   the built-in matmul loop and user callables ``module:function``
-readers     Zeus power traces, ZeusMonitor logs, CSV tables with one-line errors
+readers     Zeus power traces, CSV tables with one-line errors
+zeusmonitor ZeusMonitor window logs (Zeus's JIT power-limit windows, any GPU count)
 convert     profile -> Zeus power table (a profile becomes a family's instance in the
             family: ``energyopt.pipeline.from_profile``)
 cli         ``energyopt profile``
@@ -35,9 +36,10 @@ _EXPORTS = {
         "GpuPermissionError",
         "GpuUnavailableError",
     ),
-    "readers": ("read_zeus_monitor_log", "read_zeus_power_trace"),
+    "readers": ("read_zeus_power_trace",),
     "schema": ("COLUMNS", "KNOBS", "read_profile", "validate_profile", "write_profile"),
     "simulated": ("PRESETS", "WORKLOADS", "SimulatedGpu", "SimulatedWork"),
+    "zeusmonitor": ("read_zeus_monitor_log",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 #: Deprecated names, kept for one release: conversion to a family's instance lives in

@@ -56,6 +56,9 @@ TERMINATING_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
 
+#: Signals held while the GPU is restored.
+HELD_SIGNALS = (signal.SIGINT, *TERMINATING_SIGNALS)
+
 
 class restored_settings:
     """Apply SM-clock and power-limit settings, and restore them on every exit.
@@ -69,7 +72,8 @@ class restored_settings:
     it runs; the previous handlers are back in place after it. Only what was changed is
     restored (resetting needs the same privileges as setting), each setting on its own:
     a failure or an interruption while resetting the clock does not skip the power
-    limit. Signals arriving *during* the restore are held until it is done. What could
+    limit. Signals arriving *during* the restore, or as it starts, are held (blocked in
+    the kernel, then re-raised) until it is done. What could
     not be restored is named with the ``nvidia-smi`` command that restores it by hand:
     raised as :class:`GpuError` after a normal end, printed to stderr when another
     exception is already propagating.
@@ -81,14 +85,48 @@ class restored_settings:
         self.clock_locked = False
         self.power_limit_changed = False
         self._previous_handlers: dict[int, Any] = {}
+        self._pending: int | None = None
+        self._mask: set[int] | None = None
 
     def __enter__(self) -> restored_settings:
         try:
             self.original_power_limit_w = self.device.power_limit_w()
         except GpuNotSupportedError:
             self.original_power_limit_w = None  # no power management: limits cannot change
-        self._previous_handlers = _install(TERMINATING_SIGNALS, _terminate)
+        self._pending, self._mask = None, None
+        # Ctrl-C only while Python's own handler has it (a program that ignores or
+        # handles it keeps its choice).
+        ctrl_c = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        signums = HELD_SIGNALS if ctrl_c else TERMINATING_SIGNALS
+        self._previous_handlers = _install(signums, self._on_signal)
         return self
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        """Ctrl-C, SIGTERM or SIGHUP: end the block, and hold any later one until the
+        GPU is restored.
+
+        The signals are blocked in the kernel first, so a second one waits. One that
+        lands as ``__exit__`` starts (its frame is on the stack) raises nothing: the
+        restore runs first and ``__exit__`` re-raises it after.
+        """
+        self._block()
+        if _exiting(frame, self):
+            self._pending = self._pending or signum
+            return
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Terminated(signum)
+
+    def _block(self) -> None:
+        """Block the held signals in the kernel (main thread; once per exit)."""
+        if self._mask is None and _can_mask():
+            self._mask = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_SIGNALS)
+
+    def _unblock(self) -> None:
+        """Put the signal mask back; a signal that came meanwhile is delivered now."""
+        if self._mask is not None:
+            mask, self._mask = self._mask, None
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
     def lock_sm_clock(self, mhz: int) -> None:
         # marked before the call: a call that fails half-way must still be undone
@@ -163,12 +201,19 @@ class restored_settings:
         return failures
 
     def __exit__(self, exc_type: type | None, exc: BaseException | None, tb: Any) -> None:
+        self._block()  # before anything else: no signal may cut the restore short
         try:
             with _signals_held() as held:
-                failures = self.restore()
+                try:
+                    failures = self.restore()
+                finally:
+                    self._unblock()  # what was blocked reaches the holding handler
         finally:
             _restore_handlers(self._previous_handlers)
             self._previous_handlers = {}
+        if held.pending is None and self._pending is not None:
+            held.pending = self._pending  # it came as __exit__ started
+        self._pending = None
         if isinstance(exc, Terminated) and not failures:
             print(f"energyopt: {exc}; the GPU settings were restored", file=sys.stderr)
         if failures:
@@ -181,8 +226,20 @@ class restored_settings:
             held.raise_pending()  # a signal that came during the restore still ends the run
 
 
-def _terminate(signum: int, frame: Any) -> None:
-    raise Terminated(signum)
+def _exiting(frame: Any, guard: restored_settings) -> bool:
+    """Whether ``guard.__exit__`` is on the stack of ``frame`` (the restore has begun)."""
+    code = restored_settings.__exit__.__code__
+    while frame is not None:
+        if frame.f_code is code and frame.f_locals.get("self") is guard:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _can_mask() -> bool:
+    return hasattr(signal, "pthread_sigmask") and (
+        threading.current_thread() is threading.main_thread()
+    )
 
 
 def _install(signums: Iterable[int], handler: Callable[[int, Any], None]) -> dict[int, Any]:
@@ -212,7 +269,7 @@ class _signals_held:
         self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> _signals_held:
-        self._previous = _install((signal.SIGINT, *TERMINATING_SIGNALS), self._hold)
+        self._previous = _install(HELD_SIGNALS, self._hold)
         return self
 
     def _hold(self, signum: int, frame: Any) -> None:

@@ -147,40 +147,92 @@ def write_profile(
 
 
 def _write(df: pd.DataFrame, path: Path, meta: dict[str, Any]) -> None:
+    # Through a temporary file renamed over ``path``: a full disk leaves no truncated
+    # profile behind, and the error names the file.
+    from energyopt.core.files import atomic_write, write_text
+
     if path.suffix == ".parquet":
         try:
-            df.to_parquet(path, index=False)
+            with atomic_write(path, "profile", mode="wb") as handle:
+                df.to_parquet(handle, index=False)
         except ImportError:
             raise InstanceError(
                 f"{path}: Parquet needs the optional pyarrow package (pip install pyarrow); "
                 "or write .csv"
             ) from None
     else:
-        df.to_csv(path, index=False)
+        with atomic_write(path, "profile") as handle:
+            df.to_csv(handle, index=False)
     if meta:
-        Path(str(path) + ".meta.json").write_text(json.dumps(meta, indent=1, default=str) + "\n")
+        text = json.dumps(meta, indent=1, default=str) + "\n"
+        write_text(str(path) + ".meta.json", text, "profile metadata")
+
+
+#: The most rows of one profile (a sweep of ~100 SM clocks x 2 operations x 100 stages
+#: is 20,000; the published Perseus profiles have ~1,300).
+MAX_PROFILE_ROWS = 100_000
+
+#: The largest metadata sidecar (``<profile>.meta.json``) read.
+MAX_METADATA_BYTES = 2**20
 
 
 def read_profile(path: str | Path) -> pd.DataFrame:
-    """Read a profile written by :func:`write_profile` (metadata into ``attrs``)."""
+    """Read a profile written by :func:`write_profile` (metadata into ``attrs``).
+
+    The file must be a regular file within the caps of :mod:`energyopt.core.files`
+    and hold at most :data:`MAX_PROFILE_ROWS` rows, all checked before parsing.
+    """
+    import io
+
     import pandas as pd
+
+    from energyopt.core.files import MAX_CSV_BYTES, read_bytes, read_csv_text
 
     path = Path(path)
     try:
-        df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+        if path.suffix == ".parquet":
+            df = _read_parquet(path, read_bytes(path, cap=MAX_CSV_BYTES, what="profile"))
+        else:
+            text = read_csv_text(path, max_rows=MAX_PROFILE_ROWS, what="profile")
+            df = pd.read_csv(io.StringIO(text))
     except ImportError:
         raise InstanceError(
             f"{path}: Parquet needs the optional pyarrow package (pip install pyarrow)"
         ) from None
     except (OSError, ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        if isinstance(exc, InstanceError):
+            raise
         raise InstanceError(f"{path}: cannot read profile: {V.one_line(exc)}") from None
     df = validate_profile(df, str(path))
     meta = Path(str(path) + ".meta.json")
     if meta.exists():
+        from energyopt.core.files import read_text
+
         try:
-            df.attrs.update(V.mapping("metadata", json.loads(meta.read_text())))
-        except (ValueError, RecursionError, OSError) as exc:
+            text = read_text(meta, cap=MAX_METADATA_BYTES, what="metadata file")
+            df.attrs.update(V.mapping("metadata", json.loads(text)))
+        except InstanceError:
+            raise
+        except (ValueError, RecursionError) as exc:
             raise InstanceError(
                 f"{meta}: not a JSON object of metadata ({V.one_line(exc)})"
             ) from None
     return df
+
+
+def _read_parquet(path: Path, data: bytes) -> pd.DataFrame:
+    """A Parquet profile whose size, from its footer, is checked before it is decoded
+    (a few MiB of compressed data can unpack to gigabytes)."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    from energyopt.core.files import MAX_COLUMNS
+
+    meta = pq.ParquetFile(io.BytesIO(data)).metadata
+    if meta.num_columns > MAX_COLUMNS or meta.num_rows > MAX_PROFILE_ROWS:
+        raise InstanceError(
+            f"{path}: {meta.num_rows} rows x {meta.num_columns} columns, more than a profile "
+            f"may hold ({MAX_PROFILE_ROWS} x {MAX_COLUMNS})"
+        )
+    return pq.read_table(io.BytesIO(data)).to_pandas()

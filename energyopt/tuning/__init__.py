@@ -1,7 +1,9 @@
 """Recurring-job tuning (Zeus, NSDI'23): batch size and GPU power limit.
 
-Importing this package registers the family's methods (``exact``, ``zeus``,
-``grid-search``, ``default``) under ``"tuning"``. See docs/tuning.md and
+Importing this package registers the family's methods (``best-expected-arm``,
+``zeus``, ``grid-search``, ``default``) under ``"tuning"``. Every method of a seed
+replays the same :class:`Realisation` (common random numbers) and is scored against
+its clairvoyant lower bound (:func:`references`). See docs/tuning.md and
 formulations/tuning.md.
 """
 
@@ -13,7 +15,7 @@ from energyopt.tuning.cost import energy_time_cost, epoch_cost, recurrence_cost
 from energyopt.tuning.evaluator import Evaluation, ExactReference, evaluate, exact_reference
 from energyopt.tuning.generators import synthetic_instance
 from energyopt.tuning.instance import TuningInstance
-from energyopt.tuning.policies import DefaultPolicy, GridSearchPolicy, ZeusPolicy
+from energyopt.tuning.policies import DefaultPolicy, FixedArmPolicy, GridSearchPolicy, ZeusPolicy
 from energyopt.tuning.power import (
     JitPowerLimitOptimizer,
     PowerLimitProbe,
@@ -23,6 +25,8 @@ from energyopt.tuning.power import (
     probe_from_power_table,
     probe_from_profile,
 )
+from energyopt.tuning.realisation import Realisation, References, references
+from energyopt.tuning.powerlimit import parse_selector, power_limit_choice
 from energyopt.tuning.replay import ReplayError, ReplayLog, Run, replay, replay_concurrent
 
 if TYPE_CHECKING:
@@ -64,12 +68,15 @@ __all__ = [
     "DefaultPolicy",
     "Evaluation",
     "ExactReference",
+    "FixedArmPolicy",
     "GaussianThompsonSampling",
     "GridSearchPolicy",
     "JitPowerLimitOptimizer",
     "PowerLimitProbe",
     "PowerProfile",
     "PruningExplorer",
+    "Realisation",
+    "References",
     "ReplayError",
     "ReplayLog",
     "Run",
@@ -82,13 +89,16 @@ __all__ = [
     "evaluate",
     "exact_reference",
     "instance_from_trace",
+    "parse_selector",
     "posterior",
+    "power_limit_choice",
     "probe_from_device",
     "probe_from_power_table",
     "probe_from_profile",
     "read_power_trace",
     "read_train_trace",
     "recurrence_cost",
+    "references",
     "replay",
     "replay_concurrent",
     "synthetic_instance",

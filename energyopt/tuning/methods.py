@@ -5,20 +5,23 @@ How the family fits the :class:`~energyopt.core.result.Result` contract
 
 * an instance is one recurring job: its trace tables plus eta, beta, b0,
   max_epochs and the number of recurrences T;
-* the objective of every method is a cumulative cost over T recurrences in
-  joules (Eq. 4), computed by :func:`energyopt.tuning.evaluator.evaluate` (replays)
-  or by exhaustive enumeration (``exact``);
-* ``exact`` enumerates every (b, p) of the trace: objective ``T * c_star``, the
-  optimum of Eqs. 6-7 in expectation (Eq. 9's reference). Its ``bound`` is
-  ``T * c_floor`` like every other method's: a realized replay is a random draw
-  and may come in below ``T * c_star``, so ``T * c_star`` bounds expectations,
-  not the realized costs that the other methods report;
-* ``zeus``, ``grid-search`` and ``default`` replay the trace with a seed; their
-  objective is the realized cumulative cost; their ``bound`` is ``T * c_floor``,
-  a proven lower bound on the realized cost of any replay of the trace; the
-  regret of Eq. 8 (``objective - T * c_star``) and ``gap(objective, T * c_star)``
-  are in ``extra``. A realized cost may fall slightly below ``T * c_star`` when
-  lucky paths are sampled, never below ``T * c_floor`` (checked: a bug otherwise).
+* every method replays the job on the **realisation** of its seed
+  (:class:`~energyopt.tuning.realisation.Realisation`: common random numbers, so
+  that for a seed every method trains on the same sampled path for each batch
+  size, recurrence and attempt); its objective is the realised cumulative cost
+  over T recurrences in joules (Eq. 4), computed by
+  :func:`energyopt.tuning.evaluator.evaluate`;
+* its ``bound`` is the **clairvoyant lower bound** of that realisation (per
+  recurrence, the least any policy can pay; proven in
+  :mod:`energyopt.tuning.realisation`), so ``Result.gap`` is against it and no
+  method can come in below it (the scorer raises otherwise);
+* ``extra`` holds the **best fixed arm in hindsight** on the same realisation (the
+  Zeus paper's regret reference), the regret curves against both references, and
+  the optimum in expectation ``T * c_star`` (Eqs. 6-7, a documented figure, not a
+  bound: a realised replay may cost less);
+* no method is exact: ``best-expected-arm`` replays the configuration that is
+  optimal *in expectation* (it knows the trace's distribution, not the realisation),
+  so it may lose to a policy on a given realisation.
 """
 
 from __future__ import annotations
@@ -38,55 +41,113 @@ from energyopt.core.registry import register
 from energyopt.core.result import Result
 from energyopt.core.scoring import score
 from energyopt.core.status import TerminationReason
-from energyopt.tuning.evaluator import exact_reference, expected_recurrence_cost
+from energyopt.tuning.cost import epoch_cost
+from energyopt.tuning.evaluator import exact_reference
 from energyopt.tuning.hooks import HOOKS
 from energyopt.tuning.instance import TuningInstance
-from energyopt.tuning.policies import DefaultPolicy, GridSearchPolicy, ZeusPolicy
+from energyopt.tuning.policies import DefaultPolicy, FixedArmPolicy, GridSearchPolicy, ZeusPolicy
 from energyopt.tuning.power import PowerLimitProbe
-from energyopt.tuning.replay import ReplayError, ReplayLog, replay, replay_concurrent
+from energyopt.tuning.realisation import (
+    Realisation,
+    References,
+    best_epoch_costs,
+    fixed_arm_costs,
+    references,
+)
+from energyopt.tuning.replay import MAX_TRIES, ReplayError, ReplayLog, replay, replay_concurrent
 
 FAMILY = HOOKS.name
 #: Recurrences averaged for the converged ETA/TTA (paper Fig. 6: "last five").
 LAST = 5
 
 
-def _rngs(seed: int) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
-    paths, policy, arrivals = np.random.SeedSequence(seed).spawn(3)
-    return (
-        np.random.default_rng(paths),
-        np.random.default_rng(policy),
-        np.random.default_rng(arrivals),
+@dataclasses.dataclass(frozen=True)
+class Draws:
+    """What one seed fixes for a replay: the realisation and the policy's own streams."""
+
+    realisation: Realisation
+    policy: np.random.Generator
+    arrivals: np.random.Generator
+
+
+def draws(instance: TuningInstance, seed: int | None) -> Draws:
+    """The realisation and streams of ``seed`` (None: 0), the same for every method."""
+    seed = 0 if seed is None else seed
+    _, policy, arrivals = np.random.SeedSequence(seed).spawn(3)
+    return Draws(
+        Realisation(instance, seed), np.random.default_rng(policy), np.random.default_rng(arrivals)
     )
 
 
-def replay_result(
-    inst: TuningInstance, method: str, log: ReplayLog, extra: dict[str, Any] | None = None
-) -> Result:
-    """Score a replay with the evaluator and package it (regret, gap vs. the optimum).
+def _bound(refs: References, objective: float) -> float:
+    """The clairvoyant bound, no higher than an objective it meets up to float rounding
+    (a replay that pays the clairvoyant minimum sums the same costs in another order);
+    one further above is passed on, and the scorer rejects it."""
+    b = refs.bound
+    return objective if b > objective and HOOKS.tolerance.allows(b, objective) else b
 
-    The scorer (:func:`energyopt.core.scoring.score`) checks the replay and that its
-    cost is not below the proven floor ``T * c_floor`` (the bound).
+
+def _curve(x: np.ndarray) -> list[float]:
+    return [float(v) for v in np.cumsum(x)]
+
+
+def reference_figures(inst: TuningInstance, refs: References, objective: float) -> dict[str, Any]:
+    """The references of a result's ``extra``: clairvoyant bound, best fixed arm in
+    hindsight, and the optimum in expectation (a documented figure, not a bound)."""
+    T = inst.recurrences
+    expected = T * exact_reference(inst).c_star
+    hindsight = refs.hindsight_total
+    return {
+        "clairvoyant_bound": refs.bound,
+        "hindsight_objective": hindsight,
+        "hindsight_config": (
+            None
+            if refs.hindsight_batch_size is None
+            else [refs.hindsight_batch_size, refs.hindsight_power_limit_w]
+        ),
+        "regret_vs_hindsight": objective - hindsight if math.isfinite(hindsight) else None,
+        "gap_vs_hindsight": gap(objective, hindsight) if math.isfinite(hindsight) else None,
+        "expected_optimum": expected,
+        "gap_vs_expected_optimum": gap(objective, expected),
+    }
+
+
+def replay_result(
+    inst: TuningInstance,
+    method: str,
+    log: ReplayLog,
+    refs: References,
+    extra: dict[str, Any] | None = None,
+) -> Result:
+    """Score a replay with the evaluator and package it with its references.
+
+    ``refs`` are the references of the realisation the replay ran on, over the
+    replay's recurrences. The scorer (:func:`energyopt.core.scoring.score`) checks the
+    replay and that its cost is not below the clairvoyant bound (the ``bound``).
     """
     ev = HOOKS.evaluate(inst, log)
     if not ev.feasible:
         raise EvaluationMismatchError(f"{method}: replay rejected: {'; '.join(ev.violations[:5])}")
     ref = exact_reference(inst)
     T = inst.recurrences
-    optimum = T * ref.c_star
-    regret = np.cumsum(np.asarray(ev.recurrence_cost) - ref.c_star)
+    cost = np.asarray(ev.recurrence_cost)
     last = slice(max(0, T - LAST), T)
     final = log.runs[-1]
     ex = {
-        "cumulative_regret": float(regret[-1]) if T else 0.0,
-        "gap_vs_exact": gap(ev.total_cost, optimum),
-        "exact_objective": optimum,
+        **reference_figures(inst, refs, ev.total_cost),
+        # Eq. 8's regret, against the optimum in expectation c* (the paper's figure).
+        "cumulative_regret": float(np.sum(cost - ref.c_star)) if T else 0.0,
+        "regret_curve": _curve(cost - ref.c_star),
+        "regret_vs_clairvoyant_curve": _curve(cost - refs.clairvoyant),
+        "regret_vs_hindsight_curve": (
+            _curve(cost - refs.hindsight) if math.isfinite(refs.hindsight_total) else None
+        ),
         "last5_energy_j": float(np.mean(ev.recurrence_energy_j[last])),
         "last5_time_s": float(np.mean(ev.recurrence_time_s[last])),
         "last5_cost": float(np.mean(ev.recurrence_cost[last])),
         "final_config": [final.batch_size, final.power_limit_w],
         "num_runs": len(log.runs),
         "skipped_attempts": log.skipped_attempts,
-        "regret_curve": [float(x) for x in regret],
         "source": inst.source.get("kind", "unknown"),
         **(extra or {}),
     }
@@ -97,14 +158,14 @@ def replay_result(
         log,
         evaluation=ev,
         termination=TerminationReason.COMPLETED,
-        bound=T * ref.c_floor,
+        bound=_bound(refs, ev.total_cost),
         extra=ex,
     )
 
 
-#: Share of the time limit the replay may use; the rest scores it (the evaluator
-#: takes about a quarter of the replay's time on the default policy).
-REPLAY_SHARE = 0.7
+#: Share of the time limit the replay may use; the rest computes the references and
+#: scores it (the evaluator takes about a quarter of the replay's time on Default).
+REPLAY_SHARE = 0.5
 
 
 def _stop_at(time_limit: float | None) -> float | None:
@@ -128,26 +189,37 @@ def incumbent_config(inst: TuningInstance, log: ReplayLog) -> tuple[int, float]:
 
 
 def time_limited_result(
-    inst: TuningInstance, method: str, log: ReplayLog, extra: dict[str, Any] | None = None
+    inst: TuningInstance,
+    method: str,
+    log: ReplayLog,
+    refs: References,
+    extra: dict[str, Any] | None = None,
 ) -> Result:
     """A replay cut short by the time limit, completed by its incumbent.
 
     The ``k`` recurrences replayed are scored by the evaluator; the other ``T - k``
-    are counted at the expected cost of the incumbent configuration
-    (:func:`incumbent_config`, :func:`~energyopt.tuning.evaluator.expected_recurrence_cost`):
-    the policy stops exploring and runs its best configuration. That total is
-    the objective; the bound stays ``T * c_floor``.
+    are the incumbent configuration (:func:`incumbent_config`) run fixed on the same
+    realisation (:func:`~energyopt.tuning.realisation.fixed_arm_costs`; the policy stops
+    exploring and runs its best configuration). That total is the objective; the
+    bound stays the clairvoyant bound of all T recurrences.
     """
     T, k = inst.recurrences, log.recurrences
     b, p = incumbent_config(inst, log)
-    tail = expected_recurrence_cost(inst, b, p)
-    prefix = (
-        replay_result(dataclasses.replace(inst, recurrences=k), method, log, extra) if k else None
+    i = inst.index_of_batch(b)
+    ec, _ = best_epoch_costs(inst)
+    ratio = (
+        epoch_cost(
+            inst.epoch_time_s[i][inst.index_of_power(p)],
+            inst.avg_power_w[i][inst.index_of_power(p)],
+            inst.eta,
+            inst.max_power_w,
+        )
+        / ec[i]
     )
-    ref = exact_reference(inst)
+    tail = float(fixed_arm_costs(refs.head(T), i, ratio)[k:].sum())
     message = (
-        f"time limit: replayed {k} of {T} recurrences; the other {T - k} are counted at the "
-        f"expected cost of the incumbent (b={b}, p={p:g} W) from the trace"
+        f"time limit: replayed {k} of {T} recurrences; the other {T - k} run the "
+        f"incumbent (b={b}, p={p:g} W) on the same realisation"
     )
     if not math.isfinite(tail):
         return score(
@@ -156,39 +228,49 @@ def time_limited_result(
             method,
             None,
             termination=TerminationReason.TIME_LIMIT,
-            message=message + ", which never reaches the target",
+            message=message + f", which misses the target {MAX_TRIES} times in a recurrence",
         )
-    objective = (prefix.objective if prefix is not None else 0.0) + (T - k) * tail
+    prefix = None
+    if k:
+        short = dataclasses.replace(inst, recurrences=k)
+        prefix = replay_result(short, method, log, refs.head(k), extra)
+    objective = (prefix.objective if prefix is not None else 0.0) + tail
     ex = dict(prefix.extra) if prefix is not None else {}
+    ex.update(reference_figures(inst, refs, objective))
     ex.update(
         {
             "replayed_recurrences": k,
             "incumbent_config": [b, p],
-            "incumbent_expected_cost": tail,
-            "exact_objective": T * ref.c_star,
-            "gap_vs_exact": gap(objective, T * ref.c_star),
+            "incumbent_tail": tail,
+            # The k recurrences replayed: no solution of the whole instance (the evaluator
+            # wants all T), so it is kept here, and the result stores no solution.
+            "replayed_log": log,
         }
     )
     return score(
         HOOKS,
         inst,
         method,
-        log,
-        # Replayed part by the evaluator (prefix), the rest an expectation from the trace.
+        None,
+        # Replayed part by the evaluator (prefix), the rest the fixed arm's realised cost.
         evaluation=Scored(objective),
         termination=TerminationReason.TIME_LIMIT,
-        bound=T * ref.c_floor,
-        message=message,
+        bound=_bound(refs, objective),
+        message=message + "; no complete replay, so no solution is stored",
         extra=ex,
     )
 
 
 def _finish(
-    inst: TuningInstance, method: str, log: ReplayLog, extra: dict[str, Any] | None = None
+    inst: TuningInstance,
+    method: str,
+    log: ReplayLog,
+    refs: References,
+    extra: dict[str, Any] | None = None,
 ) -> Result:
     if log.recurrences < inst.recurrences:
-        return time_limited_result(inst, method, log, extra)
-    return replay_result(inst, method, log, extra)
+        return time_limited_result(inst, method, log, refs, extra)
+    return replay_result(inst, method, log, refs, extra)
 
 
 def _error(inst: TuningInstance, method: str, exc: Exception) -> Result:
@@ -202,16 +284,39 @@ def _error(inst: TuningInstance, method: str, exc: Exception) -> Result:
     )
 
 
-def _run(
-    inst: TuningInstance, policy: Any, rng_paths, rng_arr, interarrival_s, stop_at=None
-) -> ReplayLog:
+def _run(inst: TuningInstance, policy: Any, d: Draws, interarrival_s, stop_at=None) -> ReplayLog:
     if interarrival_s is None:
-        return replay(inst, policy, rng_paths, stop_at)
+        return replay(inst, policy, d.realisation, stop_at)
     if not interarrival_s > 0:
         raise ValueError(f"interarrival_s = {interarrival_s!r}: must be > 0")
-    gaps = rng_arr.exponential(float(interarrival_s), size=inst.recurrences)
+    gaps = d.arrivals.exponential(float(interarrival_s), size=inst.recurrences)
     arrivals = list(np.cumsum(gaps) - gaps[0])
-    return replay_concurrent(inst, policy, rng_paths, arrivals, stop_at)
+    return replay_concurrent(inst, policy, d.realisation, arrivals, stop_at)
+
+
+def _replay_method(
+    inst: TuningInstance,
+    name: str,
+    policy: Any,
+    d: Draws,
+    *,
+    time_limit: float | None = None,
+    interarrival_s: float | None = None,
+    extra: Any = None,
+) -> Result:
+    """Replay ``policy`` on the realisation of ``d`` and score it against its references.
+
+    ``extra``: a callable giving the policy's own figures after the replay.
+    """
+    stop_at = _stop_at(time_limit)
+    try:
+        log = _run(inst, policy, d, interarrival_s, stop_at)
+    except (ReplayError, RuntimeError, ValueError) as exc:
+        return _error(inst, name, exc)
+    # After the replay, so that a short time limit still replays something: the
+    # references cost about 0.1 s of CPU per 200,000 recurrences of 5 batch sizes.
+    refs = references(d.realisation)
+    return _finish(inst, name, log, refs, extra() if extra else None)
 
 
 def replay_policy(
@@ -219,16 +324,13 @@ def replay_policy(
 ) -> Result:
     """Replay any policy (``next_config()``/``observe(...)``) as the registered methods do.
 
-    The trace's paths are drawn from the same seeded stream as the methods', so a
-    policy and a registered method with the same seed see the same paths.
+    It trains on the realisation of ``seed``, so a policy and a registered method with
+    the same seed see the same paths and have the same references.
     """
-    rp, _, rarr = _rngs(seed)
     name = str(getattr(policy, "name", "") or type(policy).__name__)
-    try:
-        log = _run(instance, policy, rp, rarr, interarrival_s)
-    except (ReplayError, RuntimeError, ValueError) as exc:
-        return _error(instance, name, exc)
-    return replay_result(instance, name, log)
+    return _replay_method(
+        instance, name, policy, draws(instance, seed), interarrival_s=interarrival_s
+    )
 
 
 #: Concurrent replay: mean seconds between submissions (Poisson arrivals).
@@ -241,32 +343,35 @@ _INTERARRIVAL = O.number(
 )
 
 
-@register(FAMILY, "exact", exact=True, description="Exhaustive optimum over the trace (Eqs. 6-7)")
-def solve_exact(
+@register(
+    FAMILY,
+    "best-expected-arm",
+    exact=False,
+    description="Replays the (b, p) of least expected cost over the trace (Eqs. 6-7): "
+    "a distribution oracle, not an optimum of the realisation",
+)
+def solve_best_expected_arm(
     instance: TuningInstance, *, time_limit: float | None = None, seed: int | None = None
 ) -> Result:
-    """Every (b, p) of the trace: T x the smallest expected recurrence cost (Eqs. 6-7)."""
+    """Run the arm optimal in expectation (Eqs. 6-7) every recurrence, no early stopping.
+
+    It knows the trace's distribution, not the realisation, so a learning policy may
+    beat it on a given seed. ``extra["expected_optimum"]`` is ``T * c_star``, its
+    expected cost (the paper's regret reference).
+    """
     ref = exact_reference(instance)
-    obj = instance.recurrences * ref.c_star
-    return score(
-        HOOKS,
+    policy = FixedArmPolicy(instance, ref.batch_size, ref.power_limit_w, "best-expected-arm")
+    best_p = {str(b): p for b, p in ref.best_power_limit_w.items()}
+    return _replay_method(
         instance,
-        "exact",
-        {"batch_size": ref.batch_size, "power_limit_w": ref.power_limit_w},
-        # The objective is an expectation, not a replay: computed here, not replayed.
-        evaluation=Scored(obj),
-        # Optimal in expectation (Eqs. 6-7), but its bound is the floor on realized
-        # replays, which does not close the gap: so not ``optimal`` (issue: status honesty).
-        termination=TerminationReason.COMPLETED,
-        bound=instance.recurrences * ref.c_floor,
-        message="objective: the optimum in expectation; bound: the floor on any realized replay "
-        "(the gap between them is the trace's randomness, not an unproven optimum)",
-        extra={
-            "optimal_in_expectation": True,
-            "cost_per_recurrence": ref.c_star,
-            "floor_per_recurrence": ref.c_floor,
+        "best-expected-arm",
+        policy,
+        draws(instance, seed),
+        time_limit=time_limit,
+        extra=lambda: {
+            "cost_per_recurrence_expected": ref.c_star,
             "configurations": len(ref.expected_cost),
-            "best_power_limit_w": {str(b): p for b, p in ref.best_power_limit_w.items()},
+            "best_power_limit_w": best_p,
         },
     )
 
@@ -305,28 +410,28 @@ def solve_zeus(
     None = one recurrence after another), ``probe`` (live power-limit source for
     the JIT profiler; default: the trace's power table).
     """
-    stop_at = _stop_at(time_limit)
-    rp, rpol, rarr = _rngs(0 if seed is None else seed)
+    d = draws(instance, seed)
     var = math.inf if prior_var is None else float(prior_var)
     policy = ZeusPolicy(
         instance,
-        rpol,
+        d.policy,
         probe=probe,
         window=window,
         prior_mean=prior_mean,
         prior_var=var,
         pruning_rounds=pruning_rounds,
     )
-    try:
-        log = _run(instance, policy, rp, rarr, interarrival_s, stop_at)
-    except (ReplayError, ValueError) as exc:
-        return _error(instance, "zeus", exc)
-    arms = list(policy.mab.arms) if policy.mab is not None else []
-    return _finish(
+    return _replay_method(
         instance,
         "zeus",
-        log,
-        {"pruning_order": policy.explorer.order, "arms_after_pruning": arms},
+        policy,
+        d,
+        time_limit=time_limit,
+        interarrival_s=interarrival_s,
+        extra=lambda: {
+            "pruning_order": policy.explorer.order,
+            "arms_after_pruning": list(policy.mab.arms) if policy.mab is not None else [],
+        },
     )
 
 
@@ -346,14 +451,16 @@ def solve_grid(
     interarrival_s: float | None,
 ) -> Result:
     """Replay grid search with pruning (paper Sec. 6.1, baseline 2)."""
-    stop_at = _stop_at(time_limit)
-    rp, _, rarr = _rngs(0 if seed is None else seed)
     policy = GridSearchPolicy(instance, early_stopping=early_stopping)
-    try:
-        log = _run(instance, policy, rp, rarr, interarrival_s, stop_at)
-    except (ReplayError, RuntimeError) as exc:
-        return _error(instance, "grid-search", exc)
-    return _finish(instance, "grid-search", log, {"pruned": sorted(policy.pruned)})
+    return _replay_method(
+        instance,
+        "grid-search",
+        policy,
+        draws(instance, seed),
+        time_limit=time_limit,
+        interarrival_s=interarrival_s,
+        extra=lambda: {"pruned": sorted(policy.pruned)},
+    )
 
 
 @register(FAMILY, "default", exact=False, description="Default: b0 at the maximum power limit")
@@ -361,10 +468,6 @@ def solve_default(
     instance: TuningInstance, *, time_limit: float | None = None, seed: int | None = None
 ) -> Result:
     """Replay Default (b0, MAXPOWER) (paper Sec. 6.1, baseline 1)."""
-    stop_at = _stop_at(time_limit)
-    rp, _, _ = _rngs(0 if seed is None else seed)
-    try:
-        log = replay(instance, DefaultPolicy(instance), rp, stop_at)
-    except ReplayError as exc:
-        return _error(instance, "default", exc)
-    return _finish(instance, "default", log)
+    return _replay_method(
+        instance, "default", DefaultPolicy(instance), draws(instance, seed), time_limit=time_limit
+    )

@@ -7,7 +7,8 @@
 * :class:`GridSearchPolicy`: one (b, p) per recurrence until the grid is done,
   pruning batch sizes that fail to reach the target, then the cheapest
   configuration observed (paper Sec. 6.1, baseline 2).
-* :class:`DefaultPolicy`: b0 at MAXPOWER every time (baseline 1).
+* :class:`DefaultPolicy`: b0 at MAXPOWER every time (baseline 1), a
+  :class:`FixedArmPolicy`.
 
 A policy answers :meth:`next_config` with ``(batch_size, power_limit_w,
 profiled)`` (``profiled``: this run spends its first epoch profiling every power
@@ -174,17 +175,30 @@ class GridSearchPolicy:
             self.observed[key] = float(cost)
 
 
-class DefaultPolicy:
-    """b0 at the maximum power limit, every recurrence, no early stopping."""
+class FixedArmPolicy:
+    """One configuration (b, p) every recurrence, no early stopping, no profiling."""
 
-    name = "default"
     early_stopping = False
 
-    def __init__(self, instance: TuningInstance) -> None:
-        self.config = (instance.default_batch_size, max(instance.power_limits_w))
+    def __init__(
+        self, instance: TuningInstance, batch_size: int, power_limit_w: float, name: str = "fixed"
+    ) -> None:
+        instance.index_of_batch(batch_size)
+        instance.index_of_power(power_limit_w)
+        self.name = name
+        self.config = (int(batch_size), float(power_limit_w))
 
     def next_config(self) -> tuple[int, float, bool]:
         return self.config[0], self.config[1], False
 
     def observe(self, batch_size: int, power_limit_w: float, cost: float, reached: bool) -> None:
         pass
+
+
+class DefaultPolicy(FixedArmPolicy):
+    """b0 at the maximum power limit, every recurrence, no early stopping."""
+
+    def __init__(self, instance: TuningInstance) -> None:
+        super().__init__(
+            instance, instance.default_batch_size, max(instance.power_limits_w), "default"
+        )

@@ -1,7 +1,9 @@
 """Trace-driven replay of a recurring job (paper Sec. 6.1).
 
-Each run of a recurrence samples one recorded training path of its batch size
-(uniformly, with the replay's generator) and trains until that path reaches the
+Each run of a recurrence trains on one recorded training path of its batch size,
+read from the replay's :class:`~energyopt.tuning.realisation.Realisation` (common
+random numbers: run ``k`` of batch size ``b`` in recurrence ``t`` gets the same
+uniformly drawn path under every policy of that seed), until that path reaches the
 target, until ``max_epochs``, or, with early stopping, until the next epoch
 would push the run's cost past ``beta`` times the smallest recurrence cost seen.
 A run that stops without reaching the target is retried within the same
@@ -28,9 +30,10 @@ import numpy as np
 
 from energyopt.tuning.cost import energy_time_cost
 from energyopt.tuning.instance import TuningInstance
+from energyopt.tuning.realisation import ATTEMPTS, Realisation
 
 #: A recurrence that fails this many runs in a row is an error (as in Zeus).
-MAX_TRIES = 20
+MAX_TRIES = ATTEMPTS
 
 
 class Policy(Protocol):
@@ -94,15 +97,15 @@ def _execute(
     p: float,
     profiled: bool,
     threshold: float,
-    rng: np.random.Generator,
+    real: Realisation,
     recurrence: int,
     start_s: float,
+    attempts: dict[tuple[int, int], int],
 ) -> Run | None:
     i, j = inst.index_of_batch(b), inst.index_of_power(p)
     t_e, p_e = inst.epoch_time_s[i][j], inst.avg_power_w[i][j]
     e_e = t_e * p_e
     c_e = energy_time_cost(e_e, t_e, inst.eta, inst.max_power_w)
-    path = int(rng.integers(len(inst.target_epochs[i])))
     allowed = inst.max_epochs
     if math.isfinite(threshold):
         # Eq. 12: stop right before the epoch whose cost would cross the threshold. A run
@@ -113,6 +116,10 @@ def _execute(
         allowed = inst.max_epochs if ratio >= inst.max_epochs else math.floor(ratio)
     if allowed <= 0:
         return None
+    # Only runs that execute take an attempt (the clairvoyant bound counts on it).
+    k = attempts.get((recurrence, i), 0)
+    attempts[(recurrence, i)] = k + 1
+    path = real.path(recurrence, i, k)
     target = inst.target_epochs[i][path]
     reached = target is not None and target <= allowed
     epochs = int(target) if reached else allowed
@@ -134,6 +141,18 @@ def _threshold(inst: TuningInstance, policy: Policy, min_cost: float) -> float:
     return inst.beta * min_cost
 
 
+def as_realisation(
+    instance: TuningInstance, paths: Realisation | np.random.Generator
+) -> Realisation:
+    """``paths`` itself, or a realisation seeded from a generator (callers that hold a
+    generator rather than a seed)."""
+    if isinstance(paths, Realisation):
+        if paths.instance is not instance and paths.instance != instance:
+            raise ValueError("the realisation was drawn for another instance")
+        return paths
+    return Realisation(instance, int(paths.integers(2**63 - 1)))
+
+
 def _out_of_time(stop_at: float | None) -> bool:
     return stop_at is not None and time.perf_counter() >= stop_at
 
@@ -141,7 +160,7 @@ def _out_of_time(stop_at: float | None) -> bool:
 def replay(
     instance: TuningInstance,
     policy: Policy,
-    rng: np.random.Generator,
+    paths: Realisation | np.random.Generator,
     stop_at: float | None = None,
 ) -> ReplayLog:
     """Replay ``instance.recurrences`` recurrences one after another.
@@ -152,9 +171,9 @@ def replay(
         The job and its traces.
     policy
         Chooses (batch size, power limit) and learns from each run's cost.
-    rng
-        Generator for sampling training paths (keep it separate from the
-        policy's, so that two policies see comparable paths).
+    paths
+        The realisation the runs train on (every policy replayed on the same one
+        sees the same paths); a generator seeds a fresh realisation.
     stop_at
         ``time.perf_counter()`` value at which no new recurrence starts; the log's
         ``recurrences`` then counts the ones replayed (a time limit).
@@ -164,6 +183,8 @@ def replay(
     ReplayError
         When a recurrence fails :data:`MAX_TRIES` times in a row.
     """
+    real = as_realisation(instance, paths)
+    attempts: dict[tuple[int, int], int] = {}
     runs: list[Run] = []
     min_cost, skipped, clock = math.inf, 0, 0.0
     done = 0
@@ -175,7 +196,7 @@ def replay(
         for _ in range(MAX_TRIES):
             b, p, profiled = policy.next_config()
             thr = _threshold(instance, policy, min_cost)
-            run = _execute(instance, b, p, profiled, thr, rng, t, clock)
+            run = _execute(instance, b, p, profiled, thr, real, t, clock, attempts)
             if run is None:
                 # Not even one epoch fits under the threshold: the job never runs; the
                 # policy learns that this batch size costs at least the threshold.
@@ -197,7 +218,7 @@ def replay(
 def replay_concurrent(
     instance: TuningInstance,
     policy: Policy,
-    rng: np.random.Generator,
+    paths: Realisation | np.random.Generator,
     arrivals_s: list[float],
     stop_at: float | None = None,
 ) -> ReplayLog:
@@ -219,6 +240,8 @@ def replay_concurrent(
         )
     if any(b < a for a, b in itertools.pairwise(arrivals_s)):
         raise ValueError("arrivals_s must be non-decreasing")
+    real = as_realisation(instance, paths)
+    attempts: dict[tuple[int, int], int] = {}
     runs: list[Run] = []
     in_flight: list[tuple[float, int, Run]] = []  # (end time, sequence, run)
     seq, skipped = 0, 0
@@ -233,7 +256,7 @@ def replay_concurrent(
                 raise ReplayError(f"recurrence {t}: target not reached in {MAX_TRIES} runs")
             b, p, profiled = policy.next_config()
             thr = _threshold(instance, policy, min_cost)
-            run = _execute(instance, b, p, profiled, thr, rng, t, now)
+            run = _execute(instance, b, p, profiled, thr, real, t, now, attempts)
             if run is None:
                 skipped += 1
                 policy.observe(b, p, thr, False)

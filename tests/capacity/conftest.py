@@ -54,7 +54,7 @@ def two_jobs() -> CapacityInstance:
         (Node("v", "V100", 2, 100.0, 200.0),),
         (
             Job("j0", 0.0, 80.0, 1e-3, 1.0, table0),
-            Job("j1", 1.0, 1000.0, 1e-3, 1.0, table1),
+            Job("j1", 0.0, 1000.0, 1e-3, 1.0, table1),
         ),
         idle_horizon_s=1000.0,
         name="two-jobs",

@@ -10,7 +10,7 @@ from energyopt.capacity.generators import random_point
 
 
 def three_waiting() -> CapacityInstance:
-    """One 1-GPU node, three waiting jobs: only the first of each policy's order runs.
+    """One 1-GPU node, three waiting jobs at T_c = 2 s: only the first of each policy's order runs.
 
     a: arrived 0, due 500, weight 1e-3;  b: arrived 1, due 100, weight 2e-3;
     c: arrived 2, due 300, weight 5e-3.  FIFO -> a, EDF -> b, priority -> c.
@@ -23,6 +23,7 @@ def three_waiting() -> CapacityInstance:
             Job("b", 1.0, 100.0, 2e-3, 1.0, t),
             Job("c", 2.0, 300.0, 5e-3, 1.0, t),
         ),
+        now_s=2.0,
     )
 
 

@@ -129,3 +129,15 @@ def test_strict_fields(change, match):
     change(data)
     with pytest.raises(InstanceError, match=match):
         CapacityInstance.from_dict(data)
+
+
+def test_a_job_may_not_arrive_after_the_rescheduling_point():
+    # Issue 27: a job in the system at now_s must have arrived by then.
+    data = random_point(7, num_nodes=3, num_jobs=5).to_dict()
+    data["now_s"] = 100.0
+    for job in data["jobs"]:
+        job["arrival_s"] = min(job["arrival_s"], 100.0)
+    assert CapacityInstance.from_dict(data).now_s == 100.0  # arrival == now_s is fine
+    data["jobs"][2]["arrival_s"] = 100.5
+    with pytest.raises(InstanceError, match=r"jobs\[2\]\.arrival_s = 100\.5: after the "):
+        CapacityInstance.from_dict(data)

@@ -98,7 +98,7 @@ BAD_OPTIONS = [
     (PIPELINE, "lns", "reach", -1, "must be >= 0"),
     (PIPELINE, "lns", "max_idle", -1, "must be >= 1"),
     (PIPELINE, "lns", "sub_time_limit", -1, "must be > 0"),
-    (PIPELINE, "perseus", "max_steps", -1, "must be >= 1"),
+    (PIPELINE, "perseus", "max_steps", -1, "must be >= 0"),
     (PIPELINE, "perseus", "polish", -1, "must be >= 0"),
     (PIPELINE, "perseus", "progress", "x", "true or false"),
     (PIPELINE, "perseus", "tau_s", 5e-324, "must be >="),

@@ -212,7 +212,9 @@ RAW_PYTHON = re.compile(
 #: Errors about the file as a whole, which name no field because there is none yet.
 WHOLE_FILE = re.compile(
     r"not valid JSON|nested too deeply|not a text file|expected a JSON object|cannot read|"
-    r"field 'family'|no rows|missing column|cannot read as CSV"
+    r"field 'family'|no rows|missing column|cannot read as CSV|"
+    # core/files.py: what the file is, before any field is read
+    r"not a regular|not text|not UTF-8 text|header|more than \d+ rows|MiB, the most|not CSV"
 )
 
 
@@ -286,3 +288,12 @@ def mutate_csv(
         return f"truncated at {cut}", text[:cut], False
     junk = rng.choice(["x" * 150_000, "a,b\n1,2,3,4,5,6\n", "", "\x00\xff" * 50, '"unclosed,1\n'])
     return f"junk file ({len(junk)} characters)", junk, True
+
+
+#: One smoke instance per family, with a method that solves it at once.
+SMOKE_FILES = {
+    "pipeline": ("instances/pipeline/smoke/001-random-dag-n6-k3-seed0.json", "envpipe"),
+    "capacity": ("instances/capacity/smoke/000-random-point-0-work-conserving.json", "fifo"),
+    "powercap": ("instances/powercap/smoke/000-random-event-j3-g8x4-eta0-5-seed1.json", "greedy"),
+    "tuning": ("instances/tuning/smoke/000-synthetic-1.json", "default"),
+}

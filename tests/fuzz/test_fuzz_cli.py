@@ -19,19 +19,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from fuzzutil import csv_text, mutate_csv, mutate_document, mutate_text, to_text
+from fuzzutil import SMOKE_FILES, csv_text, mutate_csv, mutate_document, mutate_text, to_text
 
 from energyopt.cli import main
 from energyopt.core.errors import InstanceError
 from energyopt.core.instance import load_instance
 
 ROOT = Path(__file__).resolve().parents[2]
-FILES = {
-    "pipeline": ("instances/pipeline/smoke/001-random-dag-n6-k3-seed0.json", "envpipe"),
-    "capacity": ("instances/capacity/smoke/000-random-point-0-work-conserving.json", "fifo"),
-    "powercap": ("instances/powercap/smoke/000-random-event-j3-g8x4-eta0-5-seed1.json", "greedy"),
-    "tuning": ("instances/tuning/smoke/000-synthetic-1.json", "default"),
-}
+FILES = SMOKE_FILES
 PER_FAMILY = 8
 
 

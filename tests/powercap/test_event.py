@@ -10,7 +10,7 @@ import energyopt
 from energyopt.core.gap import gap
 from energyopt.core.instance import InstanceError
 from energyopt.powercap import EventJob, JobOption, PowercapInstance, evaluate
-from energyopt.powercap.suites import random_event, suite
+from energyopt.powercap.suites import event_suite, random_event, suite
 
 from .conftest import tiny_event
 
@@ -85,8 +85,11 @@ def test_greedy_never_beats_milp_and_milp_matches_bruteforce(seed):
 
 
 def test_smoke_suite_every_method():
-    for inst in suite("smoke"):
-        results = {m: energyopt.solve(inst, m) for m in energyopt.methods("powercap")}
+    from energyopt.powercap.scenario import method_applies
+
+    for inst in event_suite("smoke"):
+        names = [m for m in energyopt.methods("powercap") if method_applies(inst, m)]
+        results = {m: energyopt.solve(inst, m) for m in names}
         opt = results["bruteforce"].objective
         for m, r in results.items():
             assert r.objective is not None, (m, r.message)
@@ -95,7 +98,10 @@ def test_smoke_suite_every_method():
 
 
 def test_suite_names():
-    assert len(suite("paper")) == 5
+    # five simulated events, then the four from measured profiles (data or library copies)
+    names = [i.name for i in event_suite("paper")]
+    assert len(names) == 9 and sum(n.startswith("measured-") for n in names) == 4
+    assert len(suite("paper")) == 9 + 3  # the events, then the simulation scenarios
     with pytest.raises(ValueError, match="unknown suite"):
         suite("large")
 

@@ -76,3 +76,41 @@ def test_compaction_migrates_when_fragmented():
 def test_bad_size():
     with pytest.raises(ValueError, match="power of two"):
         buddy_place({"a": 3}, 2, 4)
+
+
+def test_packs_into_agrees_with_buddy_place():
+    from energyopt.powercap.placement import packs_into
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        r = int(rng.choice([1, 2, 4, 8]))
+        num_nodes = int(rng.integers(1, 6))
+        sizes = [int(2 ** rng.integers(0, 5)) for _ in range(int(rng.integers(0, 6)))]
+        used = sum(sizes)
+        p = buddy_place(sizes, num_nodes, r)
+        expected = p is not None and p.powered_nodes == -(-used // r)
+        assert packs_into(sizes, -(-used // r), r) == expected or used > num_nodes * r
+
+
+def test_evaluation_cost_follows_the_jobs_not_the_gpus():
+    # ../shared/repro/powercap-1e7-gpus.json: the evaluator's placement walked every GPU
+    # (over 300 s with -m bruteforce --time-limit 1). One job of 2^23 GPUs on 10^7 GPUs.
+    import resource
+
+    from energyopt.powercap import EventJob, JobOption, PowercapInstance
+    from energyopt.powercap.evaluator import evaluate
+
+    big = EventJob(
+        "big", 10.0, 0.0, (JobOption(1, 1000, 9.0, 50.0), JobOption(2**23, 1000, 1.0, 100.0))
+    )
+    small = EventJob(
+        "small", 10.0, 0.0, (JobOption(1, 1000, 9.0, 50.0), JobOption(4, 1000, 1.0, 100.0))
+    )
+    inst = PowercapInstance(10**7, 4, 1.0, 300.0, 40.0, 100.0, (big, small), "huge", "hand-made")
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    before = usage.ru_utime + usage.ru_stime
+    ev = evaluate(inst, [(2**23, 1000), (4, 1000)])
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    assert usage.ru_utime + usage.ru_stime - before < 1.0
+    # U = 2^23 + 4 GPUs on nodes of 4: 2^21 + 1 powered nodes, no idle GPU.
+    assert ev.feasible and ev.powered_nodes == 2**21 + 1 and ev.idle_gpus == 0

@@ -13,7 +13,7 @@ from energyopt.pipeline.from_profile import to_option_tables, to_pem_instance
 from energyopt.pipeline.readers import instance_from_perseus_profile, read_perseus_stage_profile
 from energyopt.profiles.collector import sweep
 from energyopt.profiles.convert import to_zeus_power_table
-from energyopt.profiles.readers import read_zeus_monitor_log, read_zeus_power_trace
+from energyopt.profiles.readers import read_zeus_power_trace
 from energyopt.profiles.schema import read_profile, write_profile
 from energyopt.profiles.simulated import SimulatedGpu
 
@@ -138,50 +138,6 @@ def test_zeus_table_from_an_iteration_profile_needs_iterations_per_epoch() -> No
     assert table.attrs["source"] == "simulated"
 
 
-# -- ZeusMonitor logs --------------------------------------------------------------------------
-MONITOR_LOG = """start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy
-1700000000.0,forward@1410,0.10,20.0,22.0
-1700000000.2,backward@1410,0.20,40.0,42.0
-1700000001.0,forward@1410,0.12,22.0,24.0
-1700000001.2,forward@1005,0.15,18.0,18.0
-"""
-
-
-def test_zeus_monitor_log_averages_windows_and_sums_gpus(tmp_path: Path) -> None:
-    path = write(tmp_path, "monitor.csv", MONITOR_LOG)
-    df = read_zeus_monitor_log(
-        path,
-        gpu="NVIDIA A100-SXM4-40GB",
-        window_pattern=r"(?P<operation>\w+)@(?P<knob_value>\d+)",
-    )
-    df = df.set_index(["operation", "knob_value"])
-    # forward@1410: two windows, (0.10 + 0.12) / 2 = 0.11 s; energies summed over the two
-    # GPUs, (20 + 22) = 42 and (22 + 24) = 46 J, averaged: 44 J
-    fwd = df.loc[("forward", 1410.0)]
-    assert (fwd.time_s, fwd.energy_j, fwd.samples, fwd.num_gpus) == (
-        pytest.approx(0.11),
-        pytest.approx(44.0),
-        2,
-        2,
-    )
-    assert df.loc[("backward", 1410.0)].energy_j == pytest.approx(82.0)
-    assert df.loc[("forward", 1005.0)].time_s == pytest.approx(0.15)
-    assert set(df["source"]) == {"zeus-monitor"}
-
-
-def test_zeus_monitor_log_needs_the_setting_and_matching_names(tmp_path: Path) -> None:
-    path = write(tmp_path, "monitor.csv", MONITOR_LOG)
-    with pytest.raises(InstanceError, match="exactly one of knob_value and window_pattern"):
-        read_zeus_monitor_log(path, gpu="x")
-    with pytest.raises(InstanceError, match=r"line 2: window_name = 'forward@1410' does not"):
-        read_zeus_monitor_log(path, gpu="x", window_pattern=r"(?P<knob_value>\d+)")
-    df = read_zeus_monitor_log(path, gpu="x", knob="power_limit_w", knob_value=300)
-    assert sorted(df["operation"]) == ["backward@1410", "forward@1005", "forward@1410"]
-    nocol = write(tmp_path, "n.csv", "start_time,window_name,elapsed_time\n0,a,1\n")
-    with pytest.raises(InstanceError, match=r"n\.csv: no gpu<i>_energy column"):
-        read_zeus_monitor_log(nocol, gpu="x", knob_value=1)
-
-
 # -- simulated profile -> PEM instance -------------------------------------------------------
 def simulated_pipeline_profile(stages: int = 2) -> pd.DataFrame:
     gpu = SimulatedGpu("a100", seed=0)
@@ -258,3 +214,66 @@ def test_old_conversion_paths_are_deprecated_aliases():
 
     with pytest.warns(DeprecationWarning, match="energyopt.pipeline.readers"):
         assert readers.read_perseus_stage_profile is read_perseus_stage_profile
+
+
+def test_zeus_trace_stops_at_the_first_repeated_row(tmp_path: Path) -> None:
+    # Issue 27: 200k rows took 27 s before a duplicate on line 3 was reported. Now the
+    # reader stops there: only the rows before it are converted.
+    import resource
+
+    head = "dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power\n"
+    row = "cifar100,shufflenetv2,{b},adadelta,100,10.0,90.0\n"
+    rows = [row.format(b=1), row.format(b=1)] + [row.format(b=b) for b in range(2, 50_000)]
+    path = write(tmp_path, "summary_power_x.csv", head + "".join(rows))
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    before = usage.ru_utime + usage.ru_stime
+    with pytest.raises(InstanceError, match=r"line 3: .* repeats an earlier row"):
+        read_zeus_power_trace(path)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    assert usage.ru_utime + usage.ru_stime - before < 3.0
+
+
+def test_profile_row_cap_is_checked_before_parsing(tmp_path: Path) -> None:
+    from energyopt.profiles.schema import MAX_PROFILE_ROWS
+
+    head = "gpu,knob,knob_value,workload,operation,batch_size,time_s,energy_j,samples,source\n"
+    row = "A100,sm_clock_mhz,1410,w,forward,0,0.1,10,1,nvml\n"
+    path = write(tmp_path, "p.csv", head + row * (MAX_PROFILE_ROWS + 1))
+    with pytest.raises(InstanceError, match=f"more than {MAX_PROFILE_ROWS} rows"):
+        read_profile(path)
+
+
+def test_write_profile_leaves_no_partial_file(tmp_path: Path, monkeypatch) -> None:
+    import errno
+    import os
+
+    from energyopt.core.errors import OutputPathError
+
+    df = read_perseus_stage_profile(write(tmp_path, "m+a40_bf16.csv", PERSEUS_TINY))
+
+    def full_disk(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    out = tmp_path / "out.csv"
+    with pytest.raises(OutputPathError, match=r"out\.csv: cannot write the profile: No space"):
+        write_profile(df, out)
+    assert not out.exists()
+
+
+def test_parquet_profile_size_is_checked_from_its_footer(tmp_path: Path) -> None:
+    # 100,001 rows compress to ~10 kB: the footer's row count is checked before decoding.
+    pytest.importorskip("pyarrow")
+    from energyopt.profiles.schema import MAX_PROFILE_ROWS
+
+    n = MAX_PROFILE_ROWS + 1
+    df = pd.DataFrame({"gpu": ["A"] * n, "knob": "sm_clock_mhz", "knob_value": 1410,
+                       "workload": "w", "operation": "f", "batch_size": 0, "time_s": 0.1,
+                       "energy_j": 1.0, "samples": 1, "source": "nvml"})  # fmt: skip
+    path = tmp_path / "big.parquet"
+    df.to_parquet(path)
+    with pytest.raises(InstanceError, match=f"{n} rows x 10 columns, more than a profile"):
+        read_profile(path)
+    (tmp_path / "junk.parquet").write_bytes(b"PAR1 not really")
+    with pytest.raises(InstanceError, match=r"junk\.parquet: cannot read profile"):
+        read_profile(tmp_path / "junk.parquet")

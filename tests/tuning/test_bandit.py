@@ -151,7 +151,7 @@ def test_generated_instances_run_every_method(tmp_path):
     # Without the Zeus trace the suites fall back to generated instances; on one of them
     # no batch size reached the target in the first pruning round (once a crash).
     for inst in suite("paper", data_dir=tmp_path / "absent"):
-        for method in ("zeus", "grid-search", "default", "exact"):
+        for method in ("zeus", "grid-search", "default", "best-expected-arm"):
             r = energyopt.solve(inst, method, seed=0)
             assert r.has_solution, (inst.name, method, r.message)
 

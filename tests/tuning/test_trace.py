@@ -188,3 +188,14 @@ def test_reads_the_profiles_converter_output():
     inst = instance_from_trace(table, pd.read_csv(StringIO(TRAIN)), SPEC, gpu="sim")
     assert inst.epoch_time_s == ((20.0, 12.0), (10.0, 6.0))
     assert inst.avg_power_w[0] == (pytest.approx(95.0), pytest.approx(150.0))
+
+
+def test_a_truncated_train_row_is_an_error_not_a_failed_run(tmp_path):
+    # Issue 27: pandas filled the missing target_epoch with NaN, a "never reached" run.
+    lines = TRAIN.splitlines()
+    text = "\n".join([*lines[:3], lines[3].rsplit(",", 1)[0], *lines[4:]]) + "\n"
+    path = _write(tmp_path, "summary_train.csv", text)
+    with pytest.raises(InstanceError, match=r"summary_train\.csv, line 4: 7 fields, the header"):
+        read_train_trace(path)
+    # An empty last field is the trace's own way of writing "never reached": still read.
+    assert read_train_trace(_write(tmp_path, "ok.csv", TRAIN)).target_epoch.isna().sum() == 1

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from energyopt.core.validate import count_text
 from energyopt.pipeline.instance import PemInstance
 
 MAX_COMBINATIONS = 5_000_000
@@ -24,7 +25,8 @@ def brute_force(
     total = math.prod(sizes)
     if total > MAX_COMBINATIONS:
         raise ValueError(
-            f"{total} combinations: brute force is limited to {MAX_COMBINATIONS} "
+            f"{count_text(total)} combinations: brute force is limited to "
+            f"{count_text(MAX_COMBINATIONS)} "
             "(use the 'highs' or 'cpsat' method)"
         )
     n = instance.num_computations
