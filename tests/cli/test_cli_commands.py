@@ -183,7 +183,7 @@ def test_time_left():
 
     # Started 2 s ago with a 10 s limit: 10 - 2 - the exit reserve is left (to rounding).
     left = _time_left(10.0, time.perf_counter() - 2.0)
-    assert 10.0 - 2.0 - EXIT_RESERVE_S - 0.1 < left <= 10.0 - 2.0 - EXIT_RESERVE_S
+    assert 10.0 - 2.0 - EXIT_RESERVE_S - 0.5 < left <= 10.0 - 2.0 - EXIT_RESERVE_S
     assert _time_left(1.0, time.perf_counter() - 5.0) == 0.01  # never 0: some methods refuse it
     assert _time_left(None, 0.0) is None
 
