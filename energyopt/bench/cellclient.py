@@ -69,11 +69,27 @@ def warm_cells() -> bool:
 
 
 # -- the warm cell server's client ------------------------------------------------------
+#: The longest path a Unix socket may have (``sun_path`` holds 108 bytes on Linux).
+_SUN_PATH_MAX = 107
+
+
+def _socket_dir() -> str:
+    """A new private folder for the server's socket: in the temporary folder, or in
+    ``/tmp`` when that one's path is too long for a socket (a deep ``TMPDIR`` made the
+    server fail with "AF_UNIX path too long")."""
+    for parent in (None, "/tmp"):
+        path = tempfile.mkdtemp(prefix="energyopt-cells-", dir=parent)
+        if len(os.fsencode(os.path.join(path, "server.sock"))) <= _SUN_PATH_MAX:
+            return path
+        os.rmdir(path)
+    raise OSError(f"no folder for the cell server's socket: {path} is too long a path")
+
+
 class CellServer:
     """A running cell server, started from this process (``bench``, or a Dask worker)."""
 
     def __init__(self, preload: list[str]) -> None:
-        self.dir = tempfile.mkdtemp(prefix="energyopt-cells-")
+        self.dir = _socket_dir()
         self.path = os.path.join(self.dir, "server.sock")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "energyopt.bench.cellserver", self.path, *preload],
