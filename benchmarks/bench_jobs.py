@@ -31,21 +31,29 @@ from the ``--jobs 1`` runs, and the cell server's start, the longest part of it,
 apart ``--server-starts`` times per tree in CPU seconds, which the load inflates less than
 wall-clock time.
 
-A second bound comes from CPU: the machine's busy CPU seconds across each run
-(``/proc/stat``, on Linux). With one job a run already keeps more than one core busy, and
-two jobs cannot take less than that CPU divided by the cores.
+A second bound comes from CPU: the CPU seconds of the run's own processes. The benchmark
+makes itself the subreaper of everything it starts (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux),
+so that the cell server, which outlives the ``bench`` command by a moment, and its forked
+cells are reparented here when their parent ends; it waits for every one of them to end and
+reads their CPU from ``getrusage(RUSAGE_CHILDREN)``: the command, the server, its spares and
+every cell, and nothing else. With one job a run keeps more than one core busy, and two jobs
+cannot take less than that CPU divided by the cores. (With ``--dask`` the cells run in the
+cluster's workers, which outlive the runs: no own CPU is given for those.)
 
-The machine's load average is printed before and after: a busy machine shrinks speed-ups
-(and inflates the busy CPU, which counts every process).
+Beside every figure goes the machine's load: the 1-minute load average at each run's start
+and end (median over the runs), and the machine's busy CPU seconds across the runs
+(``/proc/stat``, every process's): a busy machine shrinks speed-ups.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import datetime as _dt
 import json
 import os
 import platform
+import resource
 import signal
 import sqlite3
 import statistics
@@ -73,13 +81,19 @@ def bench_run(args: argparse.Namespace, store: Path, extra: list[str], root: Pat
     if args.grace is not None:
         cmd += ["--grace", str(args.grace)]
     LAUNCHED[store] = time.time()
+    load = os.getloadavg()[0]
     busy = busy_cpu_seconds()
+    own = children_cpu_seconds()
     tick = time.perf_counter()
     run = subprocess.run(cmd, capture_output=True, text=True, cwd=root, env=_env(root))
     wall = time.perf_counter() - tick
+    ENDED[store] = time.time()
+    reap_left_behind()  # the cell server and its spares, reparented here
+    if SUBREAPER and not extra_runs_elsewhere(extra):
+        OWN[store] = children_cpu_seconds() - own
     if busy is not None:
         BUSY[store] = busy_cpu_seconds() - busy
-    ENDED[store] = time.time()
+    LOAD[store] = (load, os.getloadavg()[0])
     if run.returncode not in (0, 1):  # 1: some cells failed, which the contents check shows
         raise SystemExit(f"bench failed ({run.returncode}): {run.stderr.strip()[-500:]}")
     return wall
@@ -89,17 +103,81 @@ def bench_run(args: argparse.Namespace, store: Path, extra: list[str], root: Pat
 #: (its output closed: the cell server, which shares it, had exited too).
 LAUNCHED: dict[Path, float] = {}
 ENDED: dict[Path, float] = {}
-#: Store -> CPU seconds the whole machine was busy during its run (Linux).
+#: Store -> CPU seconds the whole machine was busy during its run (Linux): every
+#: process's, the other users' included; shown beside the run's own as the machine's load.
 BUSY: dict[Path, float] = {}
+#: Store -> CPU seconds of the run's own processes (the command and all it started).
+OWN: dict[Path, float] = {}
+#: Store -> the machine's 1-minute load average at the run's start and end.
+LOAD: dict[Path, tuple[float, float]] = {}
+#: Processes of the Dask cluster: started here, but not the runs' (left running).
+CLUSTER_PIDS: set[int] = set()
+#: ``prctl`` option that makes this process the reaper of its orphaned descendants.
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Make this process the parent of every orphan among its descendants (Linux 3.4+), so
+    that their CPU can be waited for and counted here; ``False`` where that is not possible."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+SUBREAPER = False
+
+
+def children_cpu_seconds() -> float:
+    """User + system CPU seconds of every descendant that has ended and been waited for."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _children() -> set[int]:
+    """Pids of this process's living children (``/proc``)."""
+    me, out = os.getpid(), set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me:
+            out.add(int(stat.parent.name))
+    return out
+
+
+def reap_left_behind(timeout_s: float = 120.0) -> None:
+    """Wait until every process a run left behind (reparented here) has ended, and reap it,
+    so that its CPU is in :func:`children_cpu_seconds`. The cluster's processes stay."""
+    if not SUBREAPER:
+        return
+    deadline = time.monotonic() + timeout_s
+    while True:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                break
+        left = _children() - CLUSTER_PIDS
+        if not left:
+            return
+        if time.monotonic() > deadline:
+            raise SystemExit(f"processes left behind by the run: {sorted(left)}")
+        time.sleep(0.01)
+
+
+def extra_runs_elsewhere(extra: list[str]) -> bool:
+    """Whether the cells of a run with these arguments run in a cluster's processes."""
+    return "--scheduler" in extra
 
 
 def busy_cpu_seconds() -> float | None:
-    """CPU seconds all cores have been busy since boot (``/proc/stat``), ``None`` elsewhere.
-
-    The run's processes cannot be timed one by one (the cell server and its forked cells
-    are not the command's waited-for children), so a run's CPU is the machine's busy
-    time across it, other processes' included: the load average says how much that is.
-    """
+    """CPU seconds all cores have been busy since boot (``/proc/stat``), ``None`` elsewhere:
+    every process's, so the machine's load, not the run's CPU (that is :data:`OWN`)."""
     try:
         fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
     except OSError:
@@ -156,6 +234,7 @@ def server_start(root: Path) -> tuple[float, float]:
         cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
         proc.stdin.close()  # the server exits when its input closes
         proc.wait(30)
+        reap_left_behind()  # its spares, reparented here
     return wall, cpu
 
 
@@ -188,6 +267,7 @@ class LocalCluster:
                               "--no-dashboard", "--scheduler-file", str(sched_file)],
                              start_new_session=True, **quiet)
         ]  # fmt: skip
+        CLUSTER_PIDS.add(self.procs[0].pid)
         deadline = time.monotonic() + 60
         while not sched_file.exists() and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -198,6 +278,7 @@ class LocalCluster:
                                   "--no-dashboard", "--host", "127.0.0.1", "--name", f"w{i}"],
                                  start_new_session=True, **quiet)
             )  # fmt: skip
+            CLUSTER_PIDS.add(self.procs[-1].pid)
         from distributed import Client
 
         with Client(self.address, timeout="60s") as client:
@@ -246,14 +327,19 @@ def report(walls: dict, stores: dict, over: dict) -> None:
         start, span, work, _ = (statistics.median(x) for x in zip(*map(phases, stores[label])))
         # a baseline's speed-up is against its own --jobs 1
         base = statistics.median(walls["baseline --jobs 1" if "baseline" in label else "--jobs 1"])
+        own = [OWN[s] for s in stores[label] if s in OWN]
+        loads = [x for s in stores[label] if s in LOAD for x in LOAD[s]]
         rows.append([
             label, len(ws), f"{med:.2f}", f"{min(ws):.2f}", f"{base / med:.2f}x",
             f"{med / jobs2:.2f}", f"{1e3 * statistics.median(ov):.1f}",
             f"{1e3 * statistics.mean(ov):.1f}", f"{start:.2f}", f"{span:.2f}", f"{work:.2f}",
+            f"{statistics.median(own):.2f}" if own else "n/a",
+            f"{statistics.median(loads):.2f}" if loads else "n/a",
         ])  # fmt: skip
     heads = ["run", "runs", "median wall (s)", "min wall (s)", "speed-up vs --jobs 1",
              "wall / --jobs 2", "cell overhead median (ms)", "mean (ms)",
-             "start-up (s)", "cells span (s)", "sum of cell walls (s)"]  # fmt: skip
+             "start-up (s)", "cells span (s)", "sum of cell walls (s)", "own CPU (s)",
+             "load avg"]  # fmt: skip
     print(format_table(heads, rows))
     amdahl(walls, stores)
     cpu_ceiling(walls, stores)
@@ -296,24 +382,35 @@ def _amdahl(label: str, wall: float, stores: list[Path]) -> None:
 
 
 def cpu_ceiling(walls: dict, stores: dict) -> None:
-    """The most ``--jobs 2`` can gain from the CPU the ``--jobs 1`` runs used.
+    """The most ``--jobs 2`` can gain from the CPU the ``--jobs 1`` runs' own processes used.
 
     With one job a run already keeps more than one core busy (the cell server forks the
-    next cell's process and reaps the last one while a cell runs); two jobs need at least
-    that CPU, so on ``os.cpu_count()`` cores they take at least busy CPU / cores.
+    next cell's process and reaps the last one while a cell runs, and the command plans
+    while the server imports); two jobs need at least that CPU, so on ``os.cpu_count()``
+    cores they take at least own CPU / cores. The machine's busy CPU and load average are
+    printed beside it: the other processes' share of the same cores.
     """
     cores = os.cpu_count() or 1
     for label in ("--jobs 1", "--jobs 2"):
-        busy = [BUSY[s] for s in stores.get(label, []) if s in BUSY]
-        if not busy:
+        own = [OWN[s] for s in stores.get(label, []) if s in OWN]
+        if not own:
+            print(f"{label}: no own CPU (not Linux, or no subreaper)")
             return
-        cpu, wall = statistics.median(busy), statistics.median(walls[label])
-        print(f"machine busy during {label} (median): {cpu:.2f} CPU-s in {wall:.2f} s "
-              f"({cpu / wall:.2f} cores of {cores})")  # fmt: skip
-    cpu1 = statistics.median(BUSY[s] for s in stores["--jobs 1"] if s in BUSY)
+        cpu, wall = statistics.median(own), statistics.median(walls[label])
+        busy = [BUSY[s] for s in stores[label] if s in BUSY]
+        loads = [x for s in stores[label] for x in LOAD.get(s, ())]
+        machine = (
+            f"; the machine was busy {statistics.median(busy):.2f} CPU-s over the same runs, "
+            f"load average {min(loads):.2f}-{max(loads):.2f}"
+            if busy and loads
+            else ""
+        )
+        print(f"own CPU of {label} (median): {cpu:.2f} CPU-s in {wall:.2f} s "
+              f"({cpu / wall:.2f} cores of {cores}){machine}")  # fmt: skip
+    cpu1 = statistics.median(OWN[s] for s in stores["--jobs 1"] if s in OWN)
     wall1 = statistics.median(walls["--jobs 1"])
     print(
-        f"CPU bound: two jobs need at least {cpu1:.2f} CPU-s / {cores} cores = "
+        f"CPU bound: two jobs need at least {cpu1:.2f} own CPU-s / {cores} cores = "
         f"{cpu1 / cores:.2f} s: at most {wall1 / (cpu1 / cores):.2f}x"
     )
 
@@ -339,10 +436,13 @@ def main() -> None:
         help="also time N cell server starts per tree, in CPU seconds (Linux; default 5)",
     )
     args = ap.parse_args()
+    global SUBREAPER
+    SUBREAPER = become_subreaper()
     print(
         f"suite {args.suite!r}, seeds {args.seeds}: whole `energyopt bench` runs; "
         f"energyopt {energyopt.__version__}, Python {platform.python_version()}, "
-        f"{os.cpu_count()} CPUs, load average before {os.getloadavg()[0]:.2f}"
+        f"{os.cpu_count()} CPUs, load average before {os.getloadavg()[0]:.2f}; "
+        f"own CPU {'measured (subreaper)' if SUBREAPER else 'not measured (no subreaper)'}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         walls, stores, over = measure(args, Path(tmp))

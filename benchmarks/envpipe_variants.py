@@ -40,12 +40,16 @@ from energyopt.pipeline.evaluator import uniform_clock_choice
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "perseus-sosp24"
 PROFILE = DATA / "gpt3-175b+a100_sxm_bf16.csv"
 AUTHORS = DATA / "envpipe_result_gpt3-175b_a100_sxm.csv"
+#: The planner of the "by time" and scheduled columns: the paper's, ranked by measured
+#: time (``planner="improved"``); "by MHz" is the paper's as printed. The authors' own
+#: planner (the default) is compared with their files in ``benchmarks/pem_authors.py``.
+PLANNER = "improved"
 
 
 def _scheduled(inst, cap):
     tick = time.process_time()
-    warm, _ = envpipe_warmups(inst, max_inflight=cap)
-    res = energyopt.solve(rescheduled(inst, warm), "envpipe")
+    warm, _ = envpipe_warmups(inst, max_inflight=cap, planner=PLANNER)
+    res = energyopt.solve(rescheduled(inst, warm), "envpipe", planner=PLANNER)
     return res, warm, time.process_time() - tick
 
 
@@ -58,13 +62,13 @@ def gpt3(quick: bool) -> None:
     for M in (12, 24) if quick else (12, 24, 48, 96):
         inst = instance_from_perseus_profile(PROFILE, M, p_blocking_w=83.64)
         base = evaluate(inst, uniform_clock_choice(inst, 1410), None)
-        by_time = energyopt.solve(inst, "envpipe")
-        by_clock = energyopt.solve(inst, "envpipe", ranking="clock")
+        by_time = energyopt.solve(inst, "envpipe", planner=PLANNER)
+        by_clock = energyopt.solve(inst, "envpipe", planner="paper")
         free, warm_free, cpu_free = _scheduled(inst, None)
         capped = [_scheduled(inst, inst.num_stages + k)[0] for k in (0, 1)]
         # Every forward that fits up front instead: all forwards first on stages 0..S-2.
         greedy_fill = rescheduled(inst, [M] * (inst.num_stages - 1) + [0])
-        fill = energyopt.solve(greedy_fill, "envpipe")
+        fill = energyopt.solve(greedy_fill, "envpipe", planner=PLANNER)
         for r in (by_time, by_clock, free, *capped):
             assert r.extra["iteration_time_s"] <= base.iteration_time_s * (1 + 1e-12)
 
@@ -108,11 +112,11 @@ def nonmonotone() -> None:
     rows = []
     for seed in range(5):
         inst = nonmonotone_instance(8, 12, seed=seed)
-        by_time = energyopt.solve(inst, "envpipe")
+        by_time = energyopt.solve(inst, "envpipe", planner=PLANNER)
         T = by_time.extra["iteration_time_s"]
         row = [seed, f"{T:.5f}", f"{by_time.objective:.2f}"]
         for valley in ("energy", "lowtime"):
-            r = energyopt.solve(inst, "envpipe", ranking="clock", valley=valley)
+            r = energyopt.solve(inst, "envpipe", planner="paper", valley=valley)
             Tc = r.extra["iteration_time_s"]
             # The MHz plan is slower: its energy (blocking to its own end) against the
             # time-ranked plan's with blocking to the same horizon.

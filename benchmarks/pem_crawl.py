@@ -169,7 +169,7 @@ def energy_at(instance: PemInstance, points, T: float) -> float:
     best = best_at(instance, points, T)
     if best is None:
         return float("inf")
-    return best.objective + instance.p_blocking_w * instance.num_stages * (T - best.deadline_s)
+    return best.objective + instance.p_blocking_w * instance.num_stages * (T - best.makespan_s)
 
 
 def repeated(fn, repeats: int) -> tuple[list[float], list[float], object]:
@@ -204,7 +204,7 @@ for _ in range(reps):
     res = energyopt.solve(inst, "perseus", progress=False)
     walls.append(time.perf_counter() - tick)
     cpus.append(time.process_time() - ctick)
-pts = [(p.deadline_s, p.objective) for p in res.frontier]
+pts = [(p.makespan_s, p.objective) for p in res.frontier]
 print(json.dumps({"wall": walls, "cpu": cpus, "frontier": pts, "package": energyopt.__file__}))
 """
 
@@ -389,7 +389,7 @@ def table6(args) -> None:
                 M,
                 f"{base.iteration_time_s:.4f}",
                 f"{base.energy_j:.1f}",
-                f"{fastest.deadline_s:.4f}",
+                f"{fastest.makespan_s:.4f}",
                 f"{fastest.objective:.1f}",
                 f"{100 * (1 - res.objective / base.energy_j):.2f}",
                 f"{paper[M]:.2f}" if M in paper else "-",
@@ -436,7 +436,7 @@ def reference(args) -> None:
         inst = instance_from_perseus_profile(path, M, p_blocking_w=pb)
         res = energyopt.solve(inst, "perseus", progress=False)
         ref = pd.read_csv(fpath)
-        off = res.frontier[0].deadline_s - float(ref.time.min())
+        off = res.frontier[0].makespan_s - float(ref.time.min())
         aligned = np.array(
             [energy_at(inst, res.frontier, t + off) / e - 1 for t, e in zip(ref.time, ref.energy)]
         )
@@ -548,7 +548,7 @@ def gaps(args) -> None:
                 _, ex = brute_force(inst_m, inst_m.deadline_s)
                 stats[m]["deadline"].append(res.objective / ex - 1)
             for p in res.frontier:
-                _, ex = brute_force(inst, p.deadline_s)
+                _, ex = brute_force(inst, p.makespan_s)
                 stats[m]["points"].append(p.objective / ex - 1)
     rows = []
     for m in methods:

@@ -2,7 +2,10 @@
 
 - :mod:`energyopt.bench.families`: which families provide suites, and their instances.
 - :mod:`energyopt.bench.library`: the instance library under ``instances/`` and its index.
-- :mod:`energyopt.bench.cells`: one (instance, method, seed) cell and the process that runs it.
+- :mod:`energyopt.bench.cells`: one (instance, method, seed) cell, its record, process control.
+- :mod:`energyopt.bench.cellclient`: running one cell in a process of its own (forked from
+  the warm :mod:`energyopt.bench.cellserver`, or a fresh interpreter).
+- :mod:`energyopt.bench.provenance`: which code computed a cell (version, commit, sources).
 - :mod:`energyopt.bench.store`: the SQLite results store (one committed row per finished cell).
 - :mod:`energyopt.bench.executors`: local processes or Dask workers.
 - :mod:`energyopt.bench.runner`: :func:`run_bench`, restartable batch solving.

@@ -1,18 +1,19 @@
-"""One benchmark cell, (instance, method, seed), and the separate process that solves it.
+"""One benchmark cell, (instance, method, seed), what running it gave, and the process
+control its runners share.
 
-Every cell runs in a process of its own, so that a solver that ignores its time
-limit, leaks memory or crashes the interpreter takes only its own cell with it.
-Processes are forked from a *cell server* (:mod:`energyopt.bench.cellserver`), one per
-``bench`` process or Dask worker, that has imported the package and the families once,
-so a cell costs milliseconds, not the second of imports a fresh interpreter needs
-(``ENERGYOPT_BENCH_SUBPROCESS=1`` runs each cell in a fresh interpreter,
-``python -m energyopt.bench.worker``, instead). Once the cell's process has loaded its
-instance, the caller waits ``time_limit_s + grace_s`` seconds of wall-clock time (model
-building included), then kills the process group and records the cell as ``killed``.
+The bottom of the bench's cell modules: it imports none of them.
 
-The same :func:`run_cell` runs under both executors (local threads or Dask workers):
-it takes and returns plain dictionaries, so that a Dask worker on another machine
-needs nothing but this package.
+* :class:`Cell` is what to solve; :class:`CellRecord` is what running it in a process of
+  its own gave (one type, built by both runners of :mod:`energyopt.bench.cellclient` and
+  by the runner when the executor itself fails).
+* :func:`kill_running` / :func:`allow_cells` stop and re-allow every cell process this
+  process started; the runners register their processes in :data:`LIVE`.
+
+Every cell runs in a process of its own, so that a solver that ignores its time limit,
+leaks memory or crashes the interpreter takes only its own cell with it. Once the cell's
+process has loaded its instance, the caller waits ``time_limit_s + grace_s`` seconds of
+wall-clock time (model building included), then kills the process group and records the
+cell as ``killed``.
 """
 
 from __future__ import annotations
@@ -22,14 +23,11 @@ import json
 import os
 import select
 import signal
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import energyopt
 
@@ -44,7 +42,7 @@ DEFAULT_GRACE_S = 5.0
 #: Seconds a worker process may take to start (imports) before it is killed.
 STARTUP_TIMEOUT_S = 120.0
 
-_STDERR_TAIL = 2000
+STDERR_TAIL = 2000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,170 +135,94 @@ def make_cell(
     )
 
 
-def _package_root() -> str:
+@dataclasses.dataclass(frozen=True)
+class CellRecord:
+    """What running one cell gave: the one record type every runner returns.
+
+    Attributes
+    ----------
+    key
+        The cell's :attr:`Cell.key`.
+    outcome
+        One of :data:`OUTCOMES`.
+    result
+        ``Result.to_dict()`` for a ``finished`` cell, else ``None``.
+    message
+        The method's message, or why the cell did not finish.
+    wall_s
+        Wall-clock seconds from the start of the cell's process to its record.
+    """
+
+    key: str
+    outcome: str
+    result: dict[str, Any] | None
+    message: str
+    wall_s: float
+
+    def __post_init__(self) -> None:
+        if self.outcome not in OUTCOMES:
+            raise ValueError(f"outcome = {self.outcome!r}: expected one of {OUTCOMES}")
+        if (self.result is not None) != (self.outcome == FINISHED):
+            raise ValueError(f"{self.key}: only a finished cell carries a result")
+
+    @classmethod
+    def finished(cls, spec: dict[str, Any], result: dict[str, Any], wall_s: float) -> CellRecord:
+        """A cell whose method returned ``result`` (``Result.to_dict()``)."""
+        return cls(spec["key"], FINISHED, result, str(result.get("message", "")), wall_s)
+
+    @classmethod
+    def failed(cls, spec: dict[str, Any], outcome: str, message: str, wall_s: float) -> CellRecord:
+        """A cell that did not finish: ``killed``, ``crashed`` or ``error``."""
+        return cls(spec["key"], outcome, None, message, wall_s)
+
+    @property
+    def lost(self) -> bool:
+        """Whether the cell gave no usable result: it did not finish, or its method ended
+        with an error. (Killed cells are lost too; :attr:`killed` tells them apart.)"""
+        if self.outcome != FINISHED:
+            return True
+        return (self.result or {}).get("termination") == "error"
+
+    @property
+    def killed(self) -> bool:
+        return self.outcome == KILLED
+
+
+def package_root() -> str:
+    """The folder that holds the ``energyopt`` package (for a child's ``PYTHONPATH``)."""
     return str(Path(energyopt.__file__).resolve().parents[1])
 
 
-def run_cell(spec: dict[str, Any], *, mode: str | None = None) -> dict[str, Any]:
-    """Solve one cell in a process of its own and return its record (never raises for it).
-
-    ``mode``: ``"fork"`` (forked from this process's warm cell server,
-    :mod:`energyopt.bench.cellserver`) or ``"subprocess"`` (a fresh interpreter); by default
-    ``fork`` unless ``ENERGYOPT_BENCH_SUBPROCESS=1`` or on Windows (no ``fork``).
-    """
-    if mode is None:
-        fresh = os.environ.get("ENERGYOPT_BENCH_SUBPROCESS") == "1"
-        mode = "subprocess" if fresh or sys.platform == "win32" else "fork"
-    if mode == "fork":
-        from energyopt.bench.cellserver import run_cell_warm
-
-        return run_cell_warm(spec)
-    if mode == "subprocess":
-        return _run_subprocess(spec)
-    raise ValueError(f"mode = {mode!r}: expected 'fork' or 'subprocess'")
-
-
-def start_cell_server() -> Any:
-    """This process's cell server (:class:`energyopt.bench.cellserver.CellServer`), started
-    now if it is not running; ``None`` where cells run as fresh interpreters."""
-    if os.environ.get("ENERGYOPT_BENCH_SUBPROCESS") != "1" and sys.platform != "win32":
-        from energyopt.bench.cellserver import start_server
-
-        return start_server(preloaded_modules())
-    return None
-
-
-def cells_to_json(cells: Iterable[Cell]) -> dict[str, Any]:
-    """Cells as JSON-ready data, each distinct instance text once (a suite runs every
-    instance with several methods and seeds)."""
-    texts: dict[str, int] = {}
-    rows = []
-    for cell in cells:
-        row = dataclasses.asdict(cell)
-        row["instance_json"] = texts.setdefault(row["instance_json"], len(texts))
-        rows.append(row)
-    return {"instances": list(texts), "cells": rows}
-
-
-def cells_from_json(data: dict[str, Any]) -> list[Cell]:
-    """The cells of :func:`cells_to_json` (cells of one instance share its text)."""
-    texts = data["instances"]
-    return [
-        Cell(
-            **{
-                **row,
-                "instance_json": texts[row["instance_json"]],
-                "options": tuple((k, v) for k, v in row["options"]),
-                "plugins": tuple(row["plugins"]),
-            }
-        )
-        for row in data["cells"]
-    ]
-
-
-def _run_subprocess(spec: dict[str, Any]) -> dict[str, Any]:
-    """Solve one cell in a fresh interpreter and return its record.
-
-    The worker says ``ready`` once it has imported the package and read the
-    instance; from then on it has ``time_limit_s + grace_s`` seconds of wall-clock
-    time (start-up is bounded separately by :data:`STARTUP_TIMEOUT_S`, so that a
-    loaded machine does not turn slow imports into killed cells).
-
-    Returns
-    -------
-    dict
-        ``key``, ``outcome`` (one of :data:`OUTCOMES`), ``result`` (``Result.to_dict()``
-        for finished cells, else ``None``), ``message``, ``wall_s`` (start-up included).
-    """
+def child_env() -> dict[str, str]:
+    """This process's environment, with ``PYTHONPATH`` reaching this very package."""
     env = dict(os.environ)
-    # The worker must import this very package, wherever the caller's cwd is.
     env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (_package_root(), os.getcwd(), env.get("PYTHONPATH", "")) if p
+        p for p in (package_root(), os.getcwd(), env.get("PYTHONPATH", "")) if p
     )
-    tick = time.perf_counter()
-    with tempfile.TemporaryFile() as err_file:
-        # stderr goes to a file: a chatty solver cannot fill a pipe and stall the worker.
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "energyopt.bench.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=err_file,
-            env=env,
-            # Its own process group: a kill takes the method's children with it.
-            start_new_session=True,
-        )
-        _LIVE.add(proc)
-        if _STOP.is_set():
-            proc.kill()
-        try:
-            proc.stdin.write(json.dumps(spec).encode())
-            proc.stdin.close()
-            out, state = _read(proc.stdout.fileno(), tick + STARTUP_TIMEOUT_S, until=b"\n")
-            if state == "timeout":
-                return _kill(proc, spec, tick, f"did not start within {STARTUP_TIMEOUT_S:g} s")
-            if state == "line":
-                kill_after = spec.get("kill_after_s")
-                deadline = None if kill_after is None else time.perf_counter() + kill_after
-                rest, state = _read(proc.stdout.fileno(), deadline)
-                out += rest
-                if state == "timeout":
-                    return _kill(
-                        proc,
-                        spec,
-                        tick,
-                        f"time limit {spec['time_limit_s']} s + grace "
-                        f"{spec.get('grace_s', DEFAULT_GRACE_S)} s exceeded",
-                    )
-            proc.wait()
-        except BaseException:
-            # Ctrl-C or a cancelled Dask task: take the process group down with us.
-            _kill_group(proc.pid)
-            proc.kill()
-            proc.wait()
-            raise
-        finally:
-            _LIVE.discard(proc)
-            proc.stdout.close()
-        err_file.seek(0)
-        tail = err_file.read().decode(errors="replace").strip()[-_STDERR_TAIL:]
-    return _subprocess_record(spec, proc.returncode, out, tail, time.perf_counter() - tick)
+    return env
 
 
-def _subprocess_record(
-    spec: dict[str, Any], returncode: int, out: bytes, tail: str, wall: float
-) -> dict[str, Any]:
-    """The record of a cell run in a fresh interpreter, from its exit and its output."""
-    if returncode != 0:
-        how = f"killed by signal {-returncode}" if returncode < 0 else f"exit status {returncode}"
-        last = tail.splitlines()[-1] if tail else "no error output"
-        return _record(spec, CRASHED, None, f"worker process {how}: {last}", wall)
-    _, _, payload_text = out.partition(b"\n")
-    try:
-        payload = json.loads(payload_text)
-    except json.JSONDecodeError:
-        return _record(spec, CRASHED, None, f"worker wrote no result: {tail[-300:]}", wall)
-    if "error" in payload:
-        return _record(spec, ERROR, None, payload["error"], wall)
-    return _record(spec, FINISHED, payload["result"], payload["result"].get("message", ""), wall)
+class Killable(Protocol):
+    def kill(self) -> Any: ...
 
 
 #: Cell processes alive in this process (to stop them on Ctrl-C).
-_LIVE: set[Any] = set()
+LIVE: set[Any] = set()
 #: Set by :func:`kill_running`: cells still starting are killed as soon as they start.
-_STOP = threading.Event()
+STOP = threading.Event()
 
 
 def allow_cells() -> None:
     """Let cells run again after :func:`kill_running` (a new batch in the same process)."""
-    _STOP.clear()
+    STOP.clear()
 
 
 def kill_running() -> None:
     """Kill every cell process started by this process, and any that starts from now on."""
-    _STOP.set()
-    for proc in list(_LIVE):
+    STOP.set()
+    for proc in list(LIVE):
         try:
-            _kill_group(proc.pid)
+            kill_group(getattr(proc, "pid", None))
             proc.kill()
         except (OSError, ValueError, AttributeError):
             pass
@@ -329,31 +251,36 @@ def preloaded_modules() -> list[str]:
     return list(FAMILY_MODULES.values()) if _PRELOAD is None else list(_PRELOAD)
 
 
-def _kill_group(pid: int | None) -> None:
+def kill_group(pid: int | None) -> None:
     """SIGKILL the process group led by ``pid`` (the cell and every child it started)."""
     if pid is None:
         return
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
-        pass  # already gone, or never became a group leader: the direct kill below suffices
+        pass  # already gone, or never became a group leader: the direct kill suffices
 
 
-def _crash_message(code: int | None, log_path: str) -> str:
-    try:
-        tail = Path(log_path).read_text(errors="replace").strip()[-_STDERR_TAIL:]
-    except OSError:
-        tail = ""
+def crash_message(code: int | None, tail: str) -> str:
+    """Why a cell's process ended without a result, from its exit code and its log's tail."""
     how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit status {code}"
     last = tail.splitlines()[-1] if tail else "no error output"
     return f"worker process {how}: {last}"
 
 
-def _read(fd: int, deadline: float | None, until: bytes | None = None) -> tuple[bytes, str]:
+def log_tail(path: str) -> str:
+    """The last :data:`STDERR_TAIL` characters of a cell's log ("" when unreadable)."""
+    try:
+        return Path(path).read_text(errors="replace").strip()[-STDERR_TAIL:]
+    except OSError:
+        return ""
+
+
+def read_until(fd: int, deadline: float | None, until: bytes | None = None) -> tuple[bytes, str]:
     """Read ``fd`` until EOF (``"eof"``), ``until`` (``"line"``) or ``deadline`` (``"timeout"``).
 
-    Results can be tens of megabytes (a GPT-3 8x96 frontier with its plans: 71 MB), so
-    the chunks go into one growing buffer and only the new bytes are searched.
+    Results can be tens of megabytes (a GPT-3 8x96 frontier with its plans: 71 MB), so the chunks go
+    into one growing buffer and only the new bytes are searched.
     """
     buf = bytearray()
     while True:
@@ -370,23 +297,3 @@ def _read(fd: int, deadline: float | None, until: bytes | None = None) -> tuple[
         buf += chunk
         if until is not None and buf.find(until, start) != -1:
             return bytes(buf), "line"
-
-
-def _kill(proc: subprocess.Popen, spec: dict[str, Any], tick: float, why: str) -> dict[str, Any]:
-    _kill_group(proc.pid)
-    proc.kill()
-    proc.wait()
-    wall = time.perf_counter() - tick
-    return _record(spec, KILLED, None, f"killed after {wall:.1f} s wall-clock: {why}", wall)
-
-
-def _record(
-    spec: dict[str, Any], outcome: str, result: dict[str, Any] | None, message: str, wall: float
-) -> dict[str, Any]:
-    return {
-        "key": spec["key"],
-        "outcome": outcome,
-        "result": result,
-        "message": message,
-        "wall_s": wall,
-    }

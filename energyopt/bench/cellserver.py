@@ -19,21 +19,17 @@ Protocol on one connection per cell (lines of UTF-8 text):
 * server -> client: ``exit <code>`` once the cell's process has ended (negative: killed by
   signal).
 
-Planning a batch (:meth:`CellServer.plan`) uses the same connection: the client sends
-``{"plan": <arguments of plan_cells>}``, and the spare answers with the cells, or the
-exception planning raised, as one JSON line (the server's ``exit`` line, if it died).
-
-The client (:func:`run_cell_warm`, in the caller's or the Dask worker's thread) enforces
-the time limit: ``time_limit_s + grace_s`` after ``ready`` it kills the cell's process
-group (the child leads a group of its own, so the method's children die too). A cell that
-hangs or crashes takes only its own process with it; the worker, its server and the
-results it has already returned are untouched. When the process that started the server
-dies, the server sees its standard input close, kills its cells and exits.
+The client (:func:`energyopt.bench.cellclient.run_cell_warm`, in the caller's or the Dask
+worker's thread) enforces the time limit: ``time_limit_s + grace_s`` after ``ready`` it
+kills the cell's process group (the child leads a group of its own, so the method's
+children die too). A cell that hangs or crashes takes only its own process with it; the
+worker, its server and the results it has already returned are untouched. When the process
+that started the server dies, the server sees its standard input close, kills its cells and
+exits; it also exits quietly when that process closed its pipe before the server was ready.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import importlib
 import json
@@ -42,17 +38,12 @@ import select
 import selectors
 import signal
 import socket
-import subprocess
 import sys
-import tempfile
-import threading
-import time
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from energyopt.bench import cells as _cells
+from energyopt.bench.cells import kill_group
 
 #: Seconds between two reaping passes of the server (ended cells are reported then).
 _REAP_S = 0.02
@@ -95,8 +86,8 @@ def serve(path: str, preload: list[str]) -> None:
     sel.register(sys.stdin, selectors.EVENT_READ, "parent")
     try:
         server.fill()
-        sys.stdout.write("ready\n")
-        sys.stdout.flush()
+        if not _tell_ready():
+            return  # the process that started us is gone before we were ready
         for module in LATE_MODULES:
             warm([module], solvers=False)
             server.reap()  # between two imports, the cells that ended are reported
@@ -108,9 +99,20 @@ def serve(path: str, preload: list[str]) -> None:
             server.reap()
     finally:
         for pid in [*server.cells, *server.spares, *server.retired]:
-            _cells._kill_group(pid)
+            kill_group(pid)
             _kill_pid(pid)
         Path(path).unlink(missing_ok=True)
+
+
+def _tell_ready() -> bool:
+    """Write ``ready`` to the process that started the server; ``False`` when it is gone
+    (its end of the pipe closed: it stopped, e.g. on a bad argument, before we were ready)."""
+    try:
+        sys.stdout.write("ready\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return False
+    return True
 
 
 def warm(preload: Sequence[str], *, solvers: bool = True) -> None:
@@ -280,22 +282,16 @@ def _spare(
         listener.close()
         with conn.makefile("rb") as fh:
             request = json.loads(fh.readline())
-        if "plan" in request:
-            socket.send_fds(ctrl, [str(os.getpid()).encode()], [conn.fileno()])
-            ctrl.close()
-            _plan(conn, request["plan"])
-            code = 0
-        else:
-            spec, log_path = request["spec"], request["log"]
-            missing = [m for m in _modules(spec) if m not in sys.modules]
-            msg = f"{os.getpid()} {' '.join(missing)}".encode()
-            socket.send_fds(ctrl, [msg], [conn.fileno()])
-            ctrl.close()
-            _solve(conn, spec, log_path)
-            code = 0
-            # The result is sent: tearing down this copy of the warm interpreter (5 ms of
-            # CPU) may wait for the cells still running.
-            os.nice(19)
+        spec, log_path = request["spec"], request["log"]
+        missing = [m for m in _modules(spec) if m not in sys.modules]
+        msg = f"{os.getpid()} {' '.join(missing)}".encode()
+        socket.send_fds(ctrl, [msg], [conn.fileno()])
+        ctrl.close()
+        _solve(conn, spec, log_path)
+        code = 0
+        # The result is sent: tearing down this copy of the warm interpreter (5 ms of
+        # CPU) may wait for the cells still running.
+        os.nice(19)
     except BaseException:
         pass
     sys.stdout.flush()
@@ -344,29 +340,6 @@ def _solve(conn: socket.socket, spec: dict[str, Any], log_path: str) -> None:
     conn.sendall(json.dumps(payload).encode() + b"\n")
 
 
-#: Exceptions of planning that the client raises again as they are (a bad argument or
-#: instance file); any other is a bug, raised there as ``RuntimeError`` with its traceback.
-_PLAN_ERRORS = ("InstanceError", "FileNotFoundError", "ValueError")
-
-
-def _plan(conn: socket.socket, request: dict[str, Any]) -> None:
-    """A spare that plans a batch (:func:`energyopt.bench.runner.plan_here`) and sends its
-    cells (:func:`energyopt.bench.cells.cells_to_json`) or the exception, as one line."""
-    os.dup2(2, 1)  # what planning prints goes where the client's errors go, not to our pipe
-    os.chdir(request.pop("cwd"))  # relative instance paths are the client's
-    from energyopt.bench.runner import plan_here
-    from energyopt.core.errors import InstanceError
-
-    try:
-        payload = {"plan": _cells.cells_to_json(plan_here(**request))}
-    except (InstanceError, FileNotFoundError, ValueError) as exc:
-        kind = type(exc).__name__
-        payload = {"raise": kind if kind in _PLAN_ERRORS else "ValueError", "message": str(exc)}
-    except Exception:
-        payload = {"raise": "RuntimeError", "message": traceback.format_exc().strip()}
-    conn.sendall(json.dumps(payload).encode() + b"\n")
-
-
 def _kill_pid(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGKILL)
@@ -376,7 +349,13 @@ def _kill_pid(pid: int) -> None:
 
 def main() -> NoReturn:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the client's to handle
-    serve(sys.argv[1], sys.argv[2:])
+    try:
+        serve(sys.argv[1], sys.argv[2:])
+    except BrokenPipeError:
+        pass  # the process that started us is gone: nobody is left to tell
+    # Nothing may be written to a closed pipe on the way out either (no traceback from
+    # the interpreter's final flush): standard output goes nowhere from here.
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     # Its cells are killed and its socket removed: nothing is left to clean up, and
     # tearing down the warm interpreter (1,650 modules) took about 0.1 s, which whoever reads
     # the bench's output to its end waits for (the server shares its standard error).
@@ -384,235 +363,6 @@ def main() -> NoReturn:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
-
-
-# -- the client (the bench process, or a Dask worker) --------------------------------
-class CellServer:
-    """A running cell server, started from this process (``bench``, or a Dask worker)."""
-
-    def __init__(self, preload: list[str]) -> None:
-        self.dir = tempfile.mkdtemp(prefix="energyopt-cells-")
-        self.path = os.path.join(self.dir, "server.sock")
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (_cells._package_root(), os.getcwd(), env.get("PYTHONPATH", "")) if p
-        )
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "energyopt.bench.cellserver", self.path, *preload],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            start_new_session=True,
-        )
-        self._ready = False
-        self._lock = threading.Lock()
-
-    def wait_ready(self) -> None:
-        """Block until the server has done its imports (bounded by the start-up timeout)."""
-        with self._lock:
-            if self._ready:
-                return
-            deadline = time.perf_counter() + _cells.STARTUP_TIMEOUT_S
-            out, state = _cells._read(self.proc.stdout.fileno(), deadline, until=b"\n")
-            if state != "line":
-                self.close()
-                raise RuntimeError(f"cell server did not start ({state}): {out[-200:]!r}")
-            self._ready = True
-
-    def plan(self, request: dict[str, Any]) -> list[_cells.Cell]:
-        """:func:`energyopt.bench.runner.plan_cells` in a process forked from the server
-        (which has imported the families), ``request`` being its arguments; raises what
-        planning raised."""
-        self.wait_ready()
-        ask = json.dumps({"plan": {**request, "cwd": os.getcwd()}}).encode() + b"\n"
-        try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-                conn.connect(self.path)
-                conn.sendall(ask)
-                with conn.makefile("rb") as fh:
-                    line = fh.readline()  # the answer, or the server's ``exit`` if it died
-        except OSError as exc:  # not a user's file: the server's socket is gone
-            raise RuntimeError(f"planning in the cell server failed ({exc})") from None
-        if not line.startswith(b"{"):
-            why = line.decode(errors="replace").strip() or "no answer"
-            raise RuntimeError(f"planning in the cell server failed ({why})")
-        answer = json.loads(line)
-        if "plan" in answer:
-            return _cells.cells_from_json(answer["plan"])
-        kind, message = answer["raise"], answer["message"]
-        if kind == "RuntimeError":
-            raise RuntimeError(f"planning in the cell server failed:\n{message}")
-        from energyopt.core.errors import InstanceError
-
-        kinds = {"InstanceError": InstanceError, "FileNotFoundError": FileNotFoundError}
-        raise kinds.get(kind, ValueError)(message)
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def close(self) -> None:
-        """Stop the server (it kills the cells still running)."""
-        if self.proc.poll() is None:
-            self.proc.stdin.close()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                _cells._kill_group(self.proc.pid)
-                self.proc.wait()
-        Path(self.path).unlink(missing_ok=True)
-        try:
-            os.rmdir(self.dir)
-        except OSError:
-            pass
-
-
-_SERVER: CellServer | None = None
-_SERVER_LOCK = threading.Lock()
-
-
-def start_server(preload: list[str] | None = None) -> CellServer:
-    """This process's cell server, started if it is not running (every family preloaded
-    unless ``preload`` names the modules)."""
-    global _SERVER
-    with _SERVER_LOCK:
-        if _SERVER is None or not _SERVER.alive():
-            if preload is None:
-                from energyopt.core.registry import FAMILY_MODULES
-
-                preload = list(FAMILY_MODULES.values())
-            _SERVER = CellServer(preload)
-        return _SERVER
-
-
-def stop_server() -> None:
-    global _SERVER
-    with _SERVER_LOCK:
-        if _SERVER is not None:
-            _SERVER.close()
-            _SERVER = None
-
-
-def run_cell_warm(spec: dict[str, Any]) -> dict[str, Any]:
-    """Solve one cell in a process forked from this worker's cell server; its record."""
-    server = start_server()
-    server.wait_ready()
-    fd, log_path = tempfile.mkstemp(prefix="energyopt-cell-", suffix=".log")
-    os.close(fd)
-    tick = time.perf_counter()
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.connect(server.path)
-        conn.sendall(json.dumps({"spec": spec, "log": log_path}).encode() + b"\n")
-        return _await_cell(conn, spec, tick, log_path)
-    finally:
-        conn.close()
-        Path(log_path).unlink(missing_ok=True)
-
-
-def _await_cell(conn: socket.socket, spec: dict[str, Any], tick: float, log: str) -> dict:
-    """Read ``ready``, the payload and ``exit`` from ``conn``; kill the cell at its limit."""
-    reader = _Lines(conn.fileno())
-    pid = None
-    try:
-        if not reader.until(tick + _cells.STARTUP_TIMEOUT_S, lambda r: r.lines):
-            why = f"did not start within {_cells.STARTUP_TIMEOUT_S:g} s"
-            return _kill(pid, reader, spec, tick, why)
-        first = reader.lines[0].split() if reader.lines else []
-        if first[:1] == [b"ready"]:
-            pid = int(first[1])
-            _cells._LIVE.add(_CellProcess(pid))
-            if _cells._STOP.is_set():  # Ctrl-C came while it started
-                _cells._kill_group(pid)
-            kill_after = spec.get("kill_after_s")
-            deadline = None if kill_after is None else time.perf_counter() + kill_after
-            if not reader.until(deadline, _ended):
-                why = (
-                    f"time limit {spec['time_limit_s']} s + grace "
-                    f"{spec.get('grace_s', _cells.DEFAULT_GRACE_S)} s exceeded"
-                )
-                return _kill(pid, reader, spec, tick, why)
-    except BaseException:
-        _cells._kill_group(pid)  # Ctrl-C or a cancelled task takes its cell down with it
-        raise
-    finally:
-        _cells._LIVE.discard(_CellProcess(pid))
-    return _decode(reader.lines, spec, time.perf_counter() - tick, log)
-
-
-@dataclasses.dataclass(frozen=True)
-class _CellProcess:
-    """A cell's process as :func:`energyopt.bench.cells.kill_running` sees it."""
-
-    pid: int | None
-
-    def kill(self) -> None:
-        _cells._kill_group(self.pid)
-
-
-def _ended(reader: _Lines) -> bool:
-    """Whether the payload (the cell's end) or the server's ``exit`` line has arrived."""
-    return any(line.startswith((b"{", b"exit ")) for line in reader.lines[1:])
-
-
-class _Lines:
-    """What a connection has sent so far, read until a condition holds or EOF.
-
-    ``lines`` holds the complete lines (without their newline); only the unfinished
-    last line is buffered. A payload can be tens of megabytes, so only each new chunk
-    is searched for newlines: re-reading the whole buffer per chunk made receiving a
-    GPT-3 8x96 frontier (71 MB) take longer than the cell's time limit.
-    """
-
-    def __init__(self, fd: int) -> None:
-        self.fd, self.eof = fd, False
-        self.lines: list[bytes] = []
-        self._partial = bytearray()
-
-    def until(self, deadline: float | None, done: Any) -> bool:
-        """Read until ``done(self)`` or EOF (``True``) or ``deadline`` (``False``)."""
-        while not (self.eof or done(self)):
-            chunk, state = _cells._read(self.fd, deadline, until=b"")
-            self._add(chunk)
-            if state == "timeout":
-                return False
-            self.eof = state == "eof"
-        return True
-
-    def _add(self, chunk: bytes) -> None:
-        start = 0
-        pos = chunk.find(b"\n")
-        while pos != -1:
-            self._partial += chunk[start:pos]
-            self.lines.append(bytes(self._partial))
-            self._partial.clear()
-            start = pos + 1
-            pos = chunk.find(b"\n", start)
-        self._partial += chunk[start:]
-
-
-def _decode(lines: list[bytes], spec: dict[str, Any], wall: float, log: str) -> dict[str, Any]:
-    """The cell's record from the complete lines it sent (``ready``, payload, ``exit``)."""
-    payload = next((json.loads(x) for x in lines if x.startswith(b"{")), None)
-    codes = [int(x.split()[1]) for x in lines if x.startswith(b"exit ")]
-    if payload is None:
-        code = codes[0] if codes else None
-        msg = _cells._crash_message(code, log)
-        if not codes:
-            msg = msg.replace("exit status None", "ended with its cell server")
-        return _cells._record(spec, _cells.CRASHED, None, msg, wall)
-    if "error" in payload:
-        return _cells._record(spec, _cells.ERROR, None, payload["error"], wall)
-    result = payload["result"]
-    return _cells._record(spec, _cells.FINISHED, result, result.get("message", ""), wall)
-
-
-def _kill(pid: int | None, reader: _Lines, spec: dict, tick: float, why: str) -> dict:
-    _cells._kill_group(pid)
-    reader.until(time.perf_counter() + 5, _ended)  # until the server has reaped it
-    wall = time.perf_counter() - tick
-    return _cells._record(
-        spec, _cells.KILLED, None, f"killed after {wall:.1f} s wall-clock: {why}", wall
-    )
 
 
 if __name__ == "__main__":

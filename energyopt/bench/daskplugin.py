@@ -1,6 +1,6 @@
 """The Dask worker plugin that gives every worker a warm cell server.
 
-Kept apart from :mod:`energyopt.bench.cellserver` so that only Dask runs import
+Kept apart from :mod:`energyopt.bench.cellclient` so that only Dask runs import
 ``distributed``.
 """
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from energyopt.bench.cellserver import start_server, stop_server
+from energyopt.bench.cellclient import start_server, stop_server
 
 
 class CellServerPlugin(WorkerPlugin):

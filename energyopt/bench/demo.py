@@ -17,13 +17,15 @@ def run(
     time_limit_s: float = 30.0,
     seeds: tuple[int, ...] = (0,),
     progress: bool = True,
+    recompute_stale: bool = False,
 ) -> dict[str, Any]:
     """Equivalent to::
 
         energyopt bench --suite smoke --jobs 2 --time-limit 30 --store OUT/results.sqlite
         energyopt report OUT/results.sqlite --out OUT/report
 
-    Restartable like ``bench``: a second call reuses the cells already stored.
+    Restartable like ``bench``: a second call reuses the cells already stored, and says
+    how many of them other code computed (``recompute_stale`` computes those again).
 
     Returns
     -------
@@ -38,6 +40,7 @@ def run(
         store,
         jobs=jobs,
         progress=progress,
+        recompute_stale=recompute_stale,
         argv=["energyopt.bench.demo.run", str(out_dir)],
     )
     print(summary)

@@ -15,12 +15,13 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from energyopt.bench.cells import allow_cells, kill_running, preloaded_modules, run_cell
+from energyopt.bench.cellclient import run_cell
+from energyopt.bench.cells import CellRecord, allow_cells, kill_running, preloaded_modules
 
 
 class Handle(Protocol):
     def done(self) -> bool: ...
-    def result(self) -> dict[str, Any]: ...
+    def result(self) -> CellRecord: ...
     def cancel(self) -> Any: ...
     def add_done_callback(self, fn: Callable[[Any], Any]) -> Any: ...
 
@@ -39,7 +40,7 @@ class LocalExecutor:
 
     name = "local"
 
-    def __init__(self, jobs: int, cell_runner: Callable[[dict[str, Any]], dict] = run_cell):
+    def __init__(self, jobs: int, cell_runner: Callable[[dict[str, Any]], CellRecord] = run_cell):
         if jobs < 1:
             raise ValueError(f"--jobs must be at least 1, got {jobs}")
         self._jobs = jobs
@@ -50,7 +51,7 @@ class LocalExecutor:
         self._closed = False
         allow_cells()
 
-    def _run(self, spec: dict[str, Any]) -> dict[str, Any]:
+    def _run(self, spec: dict[str, Any]) -> CellRecord:
         if self._closed:
             raise RuntimeError("executor closed")
         with self._lock:

@@ -76,17 +76,6 @@ class Report:
         """The cells as a DataFrame (sorted by family, instance and method)."""
         return pd.DataFrame(self.cells)
 
-    @property
-    def summary_frame(self) -> pd.DataFrame:
-        """The per family/method summary as a DataFrame."""
-        return pd.DataFrame(self.summary)
-
-
-def cell_frame(store_path: str | Path) -> pd.DataFrame:
-    """Deprecated: :func:`energyopt.bench.read_results` (the frame with gaps, problems in
-    ``attrs["problems"]``)."""
-    return read_results(store_path)
-
 
 def _bugs(cells: pd.DataFrame) -> list[str]:
     bugs = []
@@ -180,6 +169,7 @@ def build_report(
         sources = store.instance_sources()
         frontier_bugs = _frontier_bugs(store, problems)
         found = store_frontiers(store, bound_time_limit)
+        versions = _cell_versions(store)
     frontier_points = frontier_frame(found)
     problems += found.problems
     bugs = _bugs(cells) + frontier_bugs + _below_bound(frontier_points)
@@ -193,7 +183,7 @@ def build_report(
         problems=problems,
         frontier_summary=_records(_frontier_summary(frontier_points)),
         frontier_runs=_frontier_runs(found),
-        provenance=provenance(cells, runs),
+        provenance=provenance(cells, runs, versions),
     )
     names = dict(zip(cells["instance_id"], cells["instance"]))
     report.sections = family_sections(store_path, names, problems)
@@ -204,6 +194,16 @@ def build_report(
             cells, frontier_points, found, problems, report.sections
         )
     return report
+
+
+def _cell_versions(store: ResultsStore) -> list[str]:
+    """The distinct code versions the store recorded for its cells (none in older stores)."""
+    import sqlite3
+
+    try:
+        return [r[0] or "" for r in store._db.execute("SELECT DISTINCT code_version FROM cells")]
+    except sqlite3.OperationalError:  # a store written before cells recorded it
+        return [""]
 
 
 def _frontier_summary(points: pd.DataFrame) -> pd.DataFrame:

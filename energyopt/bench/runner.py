@@ -16,22 +16,27 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from energyopt.bench.cellclient import start_server, stop_server, warm_cells
 from energyopt.bench.cells import (
     CRASHED,
     DEFAULT_GRACE_S,
-    FINISHED,
-    KILLED,
     Cell,
+    CellRecord,
     make_cell,
     preload_families,
-    start_cell_server,
 )
-from energyopt.bench.cellserver import stop_server
 from energyopt.bench.claims import HEARTBEAT_S, Owner
 from energyopt.bench.executors import make_executor
 from energyopt.bench.families import families_with_suites, load_instance_file, suite_instances
+from energyopt.bench.provenance import code_version, describe
 from energyopt.bench.store import ResultsStore
-from energyopt.core.registry import family_hooks
+from energyopt.core.registry import (
+    check_options,
+    check_options_known,
+    family_hooks,
+    get_method,
+    unknown_options,
+)
 from energyopt.core.registry import methods as registered_methods
 
 
@@ -48,14 +53,25 @@ class BenchSummary:
     wall_s: float
     #: Cells of this run that another ``bench`` process on the same store computed.
     elsewhere: int = 0
+    #: Cells reused from the store that other code computed (another version, commit or
+    #: source change), with the versions that computed them.
+    stale: int = 0
+    stale_versions: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         others = f", {self.elsewhere} by another bench run" if self.elsewhere else ""
-        return (
+        text = (
             f"run {self.run_id}: {self.total} cells, {self.skipped} already in the store, "
             f"{self.done} run now ({self.failed} failed, {self.killed} killed at the time "
             f"limit){others} in {self.wall_s:.1f} s"
         )
+        if self.stale:
+            text += (
+                f"\nreused {self.stale} stored cell(s) computed by other code "
+                f"({'; '.join(self.stale_versions)}; this is {code_version()}): "
+                "--recompute-stale computes them again"
+            )
+        return text
 
 
 def load_plugins(plugins: Sequence[str]) -> None:
@@ -65,6 +81,31 @@ def load_plugins(plugins: Sequence[str]) -> None:
             importlib.import_module(name)
         except ImportError as exc:
             raise ValueError(f"--plugin {name}: cannot import ({exc})") from None
+
+
+def check_bench_arguments(
+    *,
+    suite: str | None,
+    files: Sequence[str | Path],
+    time_limit_s: float | None,
+    grace_s: float = DEFAULT_GRACE_S,
+    jobs: int = 1,
+) -> None:
+    """Raise ``ValueError`` for a batch's arguments that no planning can fix, before any
+    work starts (no family imported, no cell server started)."""
+    for name, value in (("--time-limit", time_limit_s), ("--grace", grace_s), ("--jobs", jobs)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, type(None))):
+            raise ValueError(f"{name} = {value!r}: must be a number")
+    if time_limit_s is not None and not (math.isfinite(time_limit_s) and time_limit_s > 0):
+        raise ValueError(f"--time-limit = {time_limit_s!r}: must be a finite number of seconds > 0")
+    if not (math.isfinite(grace_s) and grace_s >= 0):
+        raise ValueError(f"--grace = {grace_s!r}: must be a finite number of seconds >= 0")
+    if not isinstance(jobs, int):
+        raise ValueError(f"--jobs = {jobs!r}: must be a whole number")
+    if jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+    if suite is None and not files:
+        raise ValueError("nothing to run: give --suite NAME and/or instance files")
 
 
 def plan_cells(
@@ -98,54 +139,12 @@ def plan_cells(
     check_options
         Raise ``ValueError`` for an option that none of the selected methods takes.
 
-    Planning needs the families (their suites and registered methods), and so their
-    imports (SciPy, Pyomo, pandas: a second of CPU). The cell server
-    (:mod:`energyopt.bench.cellserver`) imports them anyway to run the cells, so planning
-    starts it and runs there, in a forked process; this process imports no family.
-    Where cells run as fresh interpreters (``ENERGYOPT_BENCH_SUBPROCESS=1``, Windows),
-    planning runs here.
+    Planning runs in this process and imports the families it plans (their suites and
+    registered methods). ``energyopt bench`` starts the cell server just before, once the
+    arguments are checked, so that the server's imports overlap these.
     """
-    if time_limit_s is not None and not (math.isfinite(time_limit_s) and time_limit_s > 0):
-        raise ValueError(f"--time-limit = {time_limit_s!r}: must be a finite number of seconds > 0")
-    if not (math.isfinite(grace_s) and grace_s >= 0):
-        raise ValueError(f"--grace = {grace_s!r}: must be a finite number of seconds >= 0")
-    if suite is None and not files:
-        raise ValueError("nothing to run: give --suite NAME and/or instance files")
-    request = {
-        "suite": suite,
-        "files": [str(f) for f in files],
-        "families": list(families) if families else None,
-        "methods": list(methods) if methods else None,
-        "seeds": list(seeds),
-        "time_limit_s": time_limit_s,
-        "options": dict(options or {}),
-        "plugins": list(plugins),
-        "grace_s": grace_s,
-        "check_options": check_options,
-    }
-    if families:
-        preload_families(families)
-    server = start_cell_server()
-    if server is None:
-        return plan_here(**request)
-    return server.plan(request)
-
-
-def plan_here(
-    *,
-    suite: str | None,
-    files: Sequence[str | Path],
-    families: Sequence[str] | None,
-    methods: Sequence[str] | None,
-    seeds: Sequence[int | None],
-    time_limit_s: float | None,
-    options: dict[str, Any],
-    plugins: Sequence[str],
-    grace_s: float,
-    check_options: bool = False,
-) -> list[Cell]:
-    """:func:`plan_cells` in this process (it imports the families): the cell server's
-    planning process runs this."""
+    check_bench_arguments(suite=suite, files=files, time_limit_s=time_limit_s, grace_s=grace_s)
+    options = dict(options or {})
     load_plugins(plugins)
     sources = _sources(suite, files, families)
     wanted = list(dict.fromkeys(methods)) if methods else None
@@ -187,13 +186,6 @@ def plan_here(
 
 def _check_options(cells: list[Cell], options: dict[str, Any]) -> None:
     """An option that none of the cells' methods takes is an error."""
-    from energyopt.core.registry import (
-        check_options,
-        check_options_known,
-        get_method,
-        unknown_options,
-    )
-
     pairs = sorted({(c.family, c.method) for c in cells})
     chosen = [get_method(f, m) for f, m in pairs]
     check_options_known(chosen, options)
@@ -232,6 +224,7 @@ def run_bench(
     executor: str = "local",
     scheduler: str | None = None,
     retry_failed: bool = False,
+    recompute_stale: bool = False,
     progress: bool = True,
     argv: Sequence[str] | None = None,
 ) -> BenchSummary:
@@ -256,6 +249,10 @@ def run_bench(
         cluster (default: a new ``LocalCluster``).
     retry_failed
         Run again the cells stored as killed, crashed or errored.
+    recompute_stale
+        Run again the cells stored by other code (another version, commit or source
+        change, :func:`energyopt.bench.provenance.code_version`); without it they are
+        reused, and the summary says how many.
     progress
         Show a progress bar (cells done, running, failed) on standard error.
 
@@ -266,8 +263,10 @@ def run_bench(
     cells = list(cells)
     tick = time.perf_counter()
     with ResultsStore(store, create=True) as db:
-        expected = _expected(db, cells, retry_failed)
+        stale = _stale(db, cells)
+        expected = _expected(db, cells, retry_failed, stale if recompute_stale else {})
         todo = [c for c in cells if c.key in expected]
+        reused = {k: v for k, v in stale.items() if k not in expected}
         run_id = db.start_run(argv if argv is not None else sys.argv, executor, jobs)
         db.add_instances(
             {
@@ -277,19 +276,8 @@ def run_bench(
         )
         counts = _Counts()
         if todo:
-            preload_families(c.family for c in todo)
-            if scheduler is None:  # cells run in this process's cell server
-                start_cell_server()
-            else:  # the workers run the cells: the one planning started is not needed
-                stop_server()
-            ex = make_executor(executor, jobs, scheduler)
-            bar = _progress_bar(len(todo), len(cells) - len(todo), progress)
-            try:
-                _Driver(db, ex, Owner(run_id), bar, counts).run(todo, expected)
-            finally:
-                bar.close()
-                ex.close()
-                db.release_claims(run_id)
+            _run_todo(db, todo, expected, run_id, counts, executor, jobs, scheduler,
+                      _progress_bar(len(todo), len(cells) - len(todo), progress))  # fmt: skip
     return BenchSummary(
         run_id,
         len(cells),
@@ -299,16 +287,54 @@ def run_bench(
         counts.killed,
         time.perf_counter() - tick,
         counts.elsewhere,
+        len(reused),
+        tuple(sorted({describe(v) for v in reused.values()})),
     )
 
 
-def _expected(db: ResultsStore, cells: list[Cell], retry_failed: bool) -> dict[str, str | None]:
-    """Key -> run id of its stored row (``None``: not stored) of every cell to run."""
+def _run_todo(
+    db: ResultsStore,
+    todo: list[Cell],
+    expected: dict[str, str | None],
+    run_id: str,
+    counts: _Counts,
+    executor: str,
+    jobs: int,
+    scheduler: str | None,
+    bar: Any,
+) -> None:
+    """Run the cells still to do on a new executor, committing each one as it finishes."""
+    preload_families(c.family for c in todo)
+    if scheduler is not None:  # the workers run the cells: this process's server is not needed
+        stop_server()
+    elif warm_cells():  # cells run in this process's cell server
+        start_server()
+    ex = make_executor(executor, jobs, scheduler)
+    try:
+        _Driver(db, ex, Owner(run_id), bar, counts).run(todo, expected)
+    finally:
+        bar.close()
+        ex.close()
+        db.release_claims(run_id)
+
+
+def _stale(db: ResultsStore, cells: list[Cell]) -> dict[str, str]:
+    """Key -> stored code version of every planned cell that other code computed."""
+    wanted = {c.key for c in cells}
+    now = code_version()
+    return {k: v for k, v in db.code_versions().items() if k in wanted and v != now}
+
+
+def _expected(
+    db: ResultsStore, cells: list[Cell], retry_failed: bool, stale: dict[str, str]
+) -> dict[str, str | None]:
+    """Key -> run id of its stored row (``None``: not stored) of every cell to run: those
+    not stored, those stored as failed (with ``retry_failed``) and those in ``stale``."""
     stored = db.stored_runs()
     return {
         c.key: stored[c.key][0] if c.key in stored else None
         for c in cells
-        if c.key not in stored or (retry_failed and stored[c.key][1])
+        if c.key not in stored or (retry_failed and stored[c.key][1]) or c.key in stale
     }
 
 
@@ -366,22 +392,18 @@ class _Driver:
 
     def _store(self, handle: Any) -> None:
         cell = self.inflight.pop(handle)
+        spec = cell.to_spec()
         try:
             record = handle.result()
         except Exception as exc:  # the executor failed, not the cell's method
-            record = {
-                "key": cell.key,
-                "outcome": CRASHED,
-                "result": None,
-                "message": f"executor: {type(exc).__name__}: {exc}",
-                "wall_s": 0.0,
-            }
-        if not self.db.add_cell(cell.to_spec(), record, self.owner.run_id, claimed=True):
+            record = CellRecord.failed(spec, CRASHED, f"executor: {type(exc).__name__}: {exc}", 0.0)
+        if not self.db.add_cell(spec, record, self.owner.run_id, claimed=True):
             self._elsewhere()  # another run took our claim over and stored it first
             return
         self.counts.done += 1
-        self.counts.killed += record["outcome"] == KILLED
-        self.counts.failed += _failed(record)
+        # Each lost cell counts once: as killed (at its time limit) or as failed.
+        self.counts.killed += record.killed
+        self.counts.failed += record.lost and not record.killed
         self.bar.update(1)
 
     def _elsewhere(self) -> None:
@@ -406,12 +428,6 @@ class _Driver:
 
 #: Seconds between two looks at the store while waiting for other runs' cells.
 _WAIT_S = 0.5
-
-
-def _failed(record: dict[str, Any]) -> bool:
-    if record["outcome"] != FINISHED:
-        return True
-    return record["result"].get("termination") == "error"
 
 
 def _progress_bar(total: int, skipped: int, enabled: bool) -> Any:

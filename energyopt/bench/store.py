@@ -12,7 +12,8 @@ Tables
 ``instances`` every instance solved, as JSON (so the store is self-contained).
 ``cells``     one row per cell: key, instance, method, seed, time limit, options,
               outcome, termination, status, objective, bound, gap, runtimes and
-              the method's full ``Result.to_dict()`` as JSON.
+              the method's full ``Result.to_dict()`` as JSON, and the code that computed
+              it (:func:`energyopt.bench.provenance.code_version`).
 ``claims``    cells being computed right now: key, the run computing it, that run's host
               and process id, and its last heartbeat (see :mod:`energyopt.bench.claims`).
               Two ``bench`` processes on one store claim cells before running them, so
@@ -31,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import energyopt
+from energyopt.bench import provenance
+from energyopt.bench.cells import CellRecord
 from energyopt.bench.claims import Owner
 from energyopt.bench.claims import now as claims_now
 from energyopt.core.gap import gap
@@ -60,10 +63,15 @@ CREATE TABLE IF NOT EXISTS cells (
     outcome TEXT NOT NULL, termination TEXT NOT NULL, status TEXT NOT NULL,
     objective REAL, bound REAL, gap REAL, runtime_s REAL, wall_s REAL NOT NULL,
     solver TEXT NOT NULL, solver_version TEXT NOT NULL, message TEXT NOT NULL,
-    result_json TEXT, run_id TEXT NOT NULL, finished_at TEXT NOT NULL
+    result_json TEXT, run_id TEXT NOT NULL, finished_at TEXT NOT NULL,
+    code_version TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS cells_by_instance ON cells (family, instance_id, method);
 """
+
+#: Added without a version change: a store written before it has no code version per
+#: cell (its cells read as "unrecorded", which is never the running code's).
+_CODE_VERSION_COLUMN = "ALTER TABLE cells ADD COLUMN code_version TEXT NOT NULL DEFAULT ''"
 
 #: Added without a version change: a store written before it simply has no claims yet.
 _CLAIMS_SCHEMA = """
@@ -161,6 +169,12 @@ class ResultsStore:
             ).fetchone():
                 with self._transaction() as db:
                     db.execute(_CLAIMS_SCHEMA)
+            if not self._has_code_versions():
+                with self._transaction() as db:
+                    db.execute(_CODE_VERSION_COLUMN)
+
+    def _has_code_versions(self) -> bool:
+        return any(r[1] == "code_version" for r in self._db.execute("PRAGMA table_info(cells)"))
 
     def _is_empty(self) -> bool:
         db = self._db
@@ -241,13 +255,17 @@ class ResultsStore:
     def add_cell(
         self,
         spec: dict[str, Any],
-        record: dict[str, Any],
+        record: CellRecord,
         run_id: str,
         *,
         claimed: bool = False,
+        code_version: str | None = None,
     ) -> bool:
         """Commit one finished cell (``spec`` from :meth:`Cell.to_spec`, ``record`` from
-        :func:`energyopt.bench.cells.run_cell`); ``True`` when it was stored.
+        :func:`energyopt.bench.cellclient.run_cell`); ``True`` when it was stored.
+
+        ``code_version`` (default: the running code's,
+        :func:`energyopt.bench.provenance.code_version`) is recorded with the cell.
 
         Without ``claimed``, the row replaces any earlier one (a failed cell being retried).
         With ``claimed``, the run ``run_id`` claimed the cell (:meth:`claim_cells`): its
@@ -255,7 +273,8 @@ class ResultsStore:
         claim is still its own, or, if another run took the claim over, only if the cell
         is still missing (the first result stored wins, none is overwritten).
         """
-        row = _cell_row(spec, record, run_id)
+        version = code_version if code_version is not None else provenance.code_version()
+        row = (*_cell_row(spec, record, run_id), version)
         insert = f"INTO cells VALUES ({', '.join('?' * len(row))})"
         with self._transaction() as db:
             if not claimed:
@@ -324,25 +343,16 @@ class ResultsStore:
         )
         return {key: (run, bool(failed)) for key, run, failed in cur}
 
-    def delete_cells(self, keys: Iterable[str]) -> None:
-        with self._transaction() as db:
-            db.executemany("DELETE FROM cells WHERE cell_key = ?", [(k,) for k in keys])
+    def code_versions(self) -> dict[str, str]:
+        """Cell key -> the code version that computed it (``""``: not recorded)."""
+        if not self._has_code_versions():  # an older store opened read-only
+            return {key: "" for (key,) in self._db.execute("SELECT cell_key FROM cells")}
+        return dict(self._db.execute("SELECT cell_key, code_version FROM cells"))
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
 
     # -- reading ------------------------------------------------------------------
-    def cell_outcomes(self) -> dict[str, str]:
-        """Cell key -> outcome, for every cell in the store."""
-        return dict(self._db.execute("SELECT cell_key, outcome FROM cells"))
-
-    def failed_keys(self) -> set[str]:
-        """Keys of cells that did not finish, or whose method ended with an error."""
-        cur = self._db.execute(
-            "SELECT cell_key FROM cells WHERE outcome != 'finished' OR termination = 'error'"
-        )
-        return {r[0] for r in cur}
-
     def rows(self, columns: Iterable[str] | None = None) -> list[dict[str, Any]]:
         """Cells as dictionaries, ordered by key."""
         cols = ", ".join(columns) if columns else "*"
@@ -410,9 +420,9 @@ class _Transaction:
         self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
 
 
-def _cell_row(spec: dict[str, Any], record: dict[str, Any], run_id: str) -> tuple[Any, ...]:
-    """The ``cells`` row of a finished cell."""
-    res = record.get("result") or {}
+def _cell_row(spec: dict[str, Any], record: CellRecord, run_id: str) -> tuple[Any, ...]:
+    """The ``cells`` row of a finished cell (without its code version)."""
+    res = record.result or {}
     objective, bound = res.get("objective"), res.get("bound")
     row = (
         spec["key"],
@@ -425,17 +435,17 @@ def _cell_row(spec: dict[str, Any], record: dict[str, Any], run_id: str) -> tupl
         spec["seed"],
         spec["time_limit_s"],
         json.dumps(spec["options"], sort_keys=True, separators=(",", ":")),
-        record["outcome"],
-        res.get("termination", _termination_of(record["outcome"])),
+        record.outcome,
+        res.get("termination", _termination_of(record.outcome)),
         res.get("status", "none"),
         objective,
         bound,
         gap(objective, bound),
         res.get("runtime_s"),
-        record["wall_s"],
+        record.wall_s,
         res.get("solver", ""),
         res.get("solver_version", ""),
-        record.get("message") or res.get("message", ""),
+        record.message or res.get("message", ""),
         json.dumps(res) if res else None,
         run_id,
         _now(),

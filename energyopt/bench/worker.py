@@ -44,24 +44,6 @@ def solve_spec(spec: dict[str, Any], ready: Callable[[], None] | None = None) ->
     return {"result": result.to_dict()}
 
 
-def process_main(spec: dict[str, Any], conn: Any, log_path: str) -> None:
-    """Entry point of a cell process forked from the fork server.
-
-    Solver output goes to ``log_path`` (the parent reads its tail when the process
-    dies); ``ready`` and then the payload go through ``conn``.
-    """
-    # Lead a process group of our own: a time-limit kill then reaches the method's children.
-    os.setpgid(0, 0)
-    log = os.open(log_path, os.O_WRONLY | os.O_TRUNC)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    payload = solve_spec(spec, lambda: conn.send("ready"))
-    conn.send(payload)
-    conn.close()
-
-
 def main() -> int:
     out = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     sys.stdout.flush()

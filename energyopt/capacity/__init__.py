@@ -9,7 +9,6 @@ from energyopt.capacity.baselines import first_principle
 from energyopt.capacity.bruteforce import brute_force
 from energyopt.capacity.evaluator import CapacityEvaluation, CapacitySolution, evaluate
 from energyopt.capacity.generators import (
-    JobSpec,
     SubmittedJob,
     job_stream,
     random_point,
@@ -27,7 +26,6 @@ __all__ = [
     "CapacityScenario",
     "CapacitySolution",
     "Job",
-    "JobSpec",
     "Node",
     "SimulationReport",
     "SubmittedJob",

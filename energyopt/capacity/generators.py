@@ -194,7 +194,3 @@ def random_point(
             f"running_fraction={running_fraction})"
         ),
     )
-
-
-#: Deprecated name of :class:`SubmittedJob` (powercap has a different ``JobSpec``).
-JobSpec = SubmittedJob

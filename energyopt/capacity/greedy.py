@@ -30,11 +30,11 @@ import functools
 import operator
 import random
 from itertools import compress, count, repeat, starmap
-from time import perf_counter
 
 from energyopt.capacity import greedy_batch
 from energyopt.capacity.evaluator import Assignment
 from energyopt.capacity.instance import CapacityInstance
+from energyopt.core.timelimit import TimeBudget
 
 
 @dataclasses.dataclass(frozen=True)
@@ -502,7 +502,7 @@ def randomized_greedy(
     max_iterations: int = 1000,
     seed: int = 0,
     swap_probability: float = 0.5,
-    deadline: float | None = None,
+    budget: TimeBudget | None = None,
 ) -> tuple[Assignment, float, GreedyTrace]:
     """Algorithm 1: ``max_iterations`` randomized constructions, the best f_OBJ kept.
 
@@ -518,11 +518,11 @@ def randomized_greedy(
     swap_probability
         Swap probability of the job with the smallest positive tardiness weight;
         a job of weight w swaps with ``swap_probability * w_ref / w``.
-    deadline
-        A ``time.perf_counter()`` value after which no new iteration starts (the
-        first, deterministic one always runs); the trace says when it stopped one.
-        On more than ``LOOP_CLASSES`` node classes no new batch of iterations starts
-        after it; each batch is sized to take about half the time left.
+    budget
+        Once it is spent no new iteration starts (the first, deterministic one always
+        runs); the trace says when it stopped one. On more than ``LOOP_CLASSES`` node
+        classes no new batch of iterations starts after it; each batch is sized to take
+        about half the time left.
 
     Returns
     -------
@@ -539,7 +539,7 @@ def randomized_greedy(
             instance, of_node, members, *_order_terms(instance, swap_probability)
         )
         nodes, gpus, best, improvements, stopped = greedy_batch.batch_search(
-            instance, tables, max_iterations, seed, deadline
+            instance, tables, max_iterations, seed, budget
         )
         assignment = tuple([None if n < 0 else (n, g) for n, g in zip(nodes, gpus)])
         return assignment, best[-1], GreedyTrace(best, improvements, stopped)
@@ -550,7 +550,7 @@ def randomized_greedy(
     best_cost = inf
     trace = GreedyTrace([], 0)
     for it in range(max_iterations):
-        if deadline is not None and it > 0 and perf_counter() > deadline:
+        if budget is not None and it > 0 and budget.expired():
             trace.stopped_at_deadline = True
             break
         if it == 0:  # iteration 0: no swap, the rule's choice

@@ -33,6 +33,7 @@ from time import perf_counter
 import numpy as np
 
 from energyopt.capacity.instance import CapacityInstance
+from energyopt.core.timelimit import TimeBudget
 
 
 @dataclasses.dataclass
@@ -358,22 +359,23 @@ def batch_search(
     tb: Tables,
     max_iterations: int,
     seed: int,
-    deadline: float | None,
+    budget: TimeBudget | None,
 ) -> tuple[list[int], list[int], list[float], int, bool]:
     """Iterations 0 .. max_iterations - 1 in batches: the best construction's nodes and
     GPUs, the best f_OBJ after each iteration, the number of improvements and whether the
-    deadline stopped the search. Without ``deadline`` batches are as large as allowed;
+    time ``budget`` stopped the search. Without a budget batches are as large as allowed;
     with one, iteration 0 runs alone and each later batch is sized to take about half the
-    time left (timed on the batch before), and no batch starts after the deadline. A batch
+    time left (timed on the batch before), and no batch starts once it is spent. A batch
     holds at most ``ROW_CELLS / (draws + J + N)`` rows (at least 64), to bound memory."""
     J = instance.num_jobs
     n_draws = max(J - 1, 0) + int(tb.multi.sum())
     gen = _stream(seed)
     best, best_at, trace, improvements = np.inf, None, [], 0
     most = max(64, ROW_CELLS // (n_draws + J + instance.num_nodes + 1))
-    done, size, stopped = 0, min(most, max_iterations) if deadline is None else 1, False
+    timed = budget is not None and budget.time_limit is not None
+    done, size, stopped = 0, 1 if timed else min(most, max_iterations), False
     while done < max_iterations:
-        if deadline is not None and done and perf_counter() > deadline:
+        if timed and done and budget.expired():
             stopped = True
             break
         tick = perf_counter()
@@ -385,9 +387,9 @@ def batch_search(
                 best, best_at, improvements = cost, (node_of[row], gpus_of[row]), improvements + 1
             trace.append(best)
         done += size
-        if deadline is not None:
+        if timed:
             per_it = (perf_counter() - tick) / size
-            left = 0.5 * (deadline - perf_counter()) / per_it
+            left = 0.5 * budget.remaining(0.0) / per_it
             size = int(min(max_iterations - done, most, max(16, left)))
         else:
             size = min(max_iterations - done, most)

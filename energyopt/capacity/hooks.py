@@ -7,7 +7,7 @@ from typing import Any
 from energyopt.capacity.evaluator import evaluate as evaluate_point
 from energyopt.capacity.scenario import CapacityScenario, evaluate_decisions, method_applies
 from energyopt.core.family import FamilyHooks
-from energyopt.core.scoring import Tolerance
+from energyopt.core.tolerance import Tolerance
 
 
 def _simulate(method: Any, *, nodes: Any, jobs: Any, **options: Any) -> Any:

@@ -356,14 +356,13 @@ class CapacityInstance(InstanceBase):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CapacityInstance:
-        """Read a rescheduling point from its JSON object, strictly (``core.validate``);
-        a simulation scenario (``"kind": "simulation"``) is read by its own class."""
+        """Read a rescheduling point from its JSON object, strictly (``core.validate``).
+
+        A simulation scenario (``"kind": "simulation"``) is another type,
+        :class:`~energyopt.capacity.scenario.CapacityScenario`, which
+        :func:`energyopt.load_instance` picks by that field."""
         data = V.mapping("instance", data)
         V.version(data)
-        if "kind" in data:
-            from energyopt.capacity.scenario import CapacityScenario
-
-            return CapacityScenario.from_dict(data)  # type: ignore[return-value]
         nodes = [
             _node_from_json(n, raw)
             for n, raw in enumerate(V.sequence("nodes", V.required(data, "nodes"), nonempty=True))

@@ -236,13 +236,14 @@ def solve_randomized_greedy(
     Within ``time_limit`` (less a small reserve for scoring) no new iteration
     starts; the result then says ``time_limit`` and keeps the best schedule found.
     """
-    deadline = None if time_limit is None else time.perf_counter() + 0.9 * float(time_limit)
+    # A small reserve of the limit for scoring.
+    budget = TimeBudget(None if time_limit is None else 0.9 * float(time_limit))
     assignment, cost, trace = randomized_greedy(
         instance,
         max_iterations=max_iterations,
         seed=0 if seed is None else seed,
         swap_probability=swap_probability,
-        deadline=deadline,
+        budget=budget,
     )
     stopped = trace.stopped_at_deadline
     return capacity_result(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from energyopt.capacity.generators import SubmittedJob
 from energyopt.capacity.instance import EPOCH_TOL, Node
@@ -38,6 +38,9 @@ MAX_JOBS = 5000
 @dataclasses.dataclass(frozen=True)
 class CapacityScenario(InstanceBase):
     """Nodes, submitted jobs and the cost settings of one simulated run."""
+
+    family: ClassVar[str] = "capacity"
+    kind: ClassVar[str | None] = KIND
 
     name: str
     nodes: tuple[Node, ...]
@@ -131,10 +134,6 @@ class CapacityScenario(InstanceBase):
             str(data.get("source", "")),
         )
 
-
-# Not in the class body: a ``family`` there would register the scenario as the family's
-# one instance type (core.instance.INSTANCE_TYPES), in place of CapacityInstance.
-CapacityScenario.family = "capacity"  # type: ignore[misc]
 
 
 def _node(i: int, raw: Any) -> Node:

@@ -6,8 +6,8 @@ Every instance records its generator and seed in ``source``.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from energyopt.capacity.generators import job_stream, random_point, scenario_cluster
 from energyopt.capacity.instance import CapacityInstance

@@ -136,9 +136,12 @@ def search(
     check_options(rel_gap=rel_gap, greedy_iterations=greedy_iterations)
     budget = TimeBudget(time_limit)
     scan = _Scan(instance, budget, rel_gap)
-    deadline = None if budget.stop_at is None else budget.start + 0.1 * budget.time_limit
+    share = None if budget.time_limit is None else 0.1 * budget.time_limit
     greedy, _, _ = randomized_greedy(
-        instance, max_iterations=greedy_iterations, seed=seed, deadline=deadline
+        instance,
+        max_iterations=greedy_iterations,
+        seed=seed,
+        budget=TimeBudget(share, start=budget.start),
     )
     scan.offer(greedy, "greedy")
     idle_bound = math.inf

@@ -15,12 +15,28 @@ imports what it runs when it runs.
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import os
 import sys
 
-from energyopt.core.instance import InstanceError
+
+def _quiet_interrupt(kind: type[BaseException], value: BaseException, tb: object) -> None:
+    """A Ctrl-C that ends the command before :func:`main` can catch it (while its modules
+    import) prints one line, not a traceback; the interpreter still exits as interrupted
+    (status 130 from a shell). Every other exception goes to the previous hook."""
+    if issubclass(kind, KeyboardInterrupt):
+        print("energyopt: interrupted", file=sys.stderr)
+        return
+    _PREVIOUS_HOOK(kind, value, tb)
+
+
+_PREVIOUS_HOOK = sys.excepthook
+sys.excepthook = _quiet_interrupt
+
+import argparse  # noqa: E402  (after the hook: a Ctrl-C during these imports is quiet too)
+import importlib  # noqa: E402
+import os  # noqa: E402
+import time  # noqa: E402
+
+from energyopt.core.instance import InstanceError  # noqa: E402
 
 SUBCOMMAND_MODULES = (
     "energyopt.cli.solve",
@@ -68,8 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    global STARTED
+    STARTED = time.perf_counter()
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:  # while the subcommands' modules import
+        print("energyopt: interrupted", file=sys.stderr)
+        return 130
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

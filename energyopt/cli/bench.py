@@ -25,9 +25,6 @@ def register(sub: Any) -> None:
     p.add_argument("--suite", help=f"suite of every family that has one ({', '.join(SUITE_NAMES)})")
     p.add_argument("--family", action="append", help="only this family (repeatable)")
     add_method_argument(p, required=False)
-    p.add_argument(
-        "--methods", nargs="+", metavar="METHOD", help="deprecated: use --method/-m, repeated"
-    )
     p.add_argument("--seeds", nargs="+", type=seed_argument, default=[0], metavar="SEED")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per cell (default 60)")
     p.add_argument(
@@ -43,6 +40,12 @@ def register(sub: Any) -> None:
     p.add_argument("--scheduler", help="address of an existing Dask scheduler (--executor dask)")
     p.add_argument(
         "--retry-failed", action="store_true", help="run again cells stored as failed or killed"
+    )
+    p.add_argument(
+        "--recompute-stale",
+        action="store_true",
+        help="run again cells stored by other code (another version, commit or source change); "
+        "without it they are reused, and the summary says so",
     )
     p.add_argument(
         "--allow-failures",
@@ -71,6 +74,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--out", default="out", help="output directory (default: out)")
     p.add_argument("--jobs", type=int, default=2, help="cells at the same time (default 2)")
+    p.add_argument(
+        "--recompute-stale",
+        action="store_true",
+        help="run again stored cells that other code computed (see 'energyopt bench')",
+    )
     add_progress_argument(p)
     p.set_defaults(func=_demo)
 
@@ -90,14 +98,32 @@ def show_progress(args: argparse.Namespace) -> bool:
 
 @one_line_errors
 def _bench(args: argparse.Namespace) -> int:
-    _start_cell_server(args)
-    from energyopt.bench.runner import plan_cells, run_bench
+    from energyopt.bench.runner import check_bench_arguments
     from energyopt.cli.options import parse_options
 
-    if args.methods:
-        print("energyopt bench: --methods is deprecated; use -m NAME, repeated", file=sys.stderr)
-    chosen = (args.method or []) + (args.methods or [])
+    # Every argument that needs no family is checked before the cell server starts.
+    check_bench_arguments(
+        suite=args.suite,
+        files=args.files,
+        time_limit_s=args.time_limit,
+        grace_s=args.grace,
+        jobs=args.jobs,
+    )
     options = parse_options(args.option)
+    from energyopt.bench.cellclient import stop_server
+
+    _start_cell_server(args)
+    try:
+        return _plan_and_run(args, options)
+    finally:
+        stop_server()
+
+
+def _plan_and_run(args: argparse.Namespace, options: dict[str, Any]) -> int:
+    """Plan the cells here (while the cell server imports), run them, list the lost ones."""
+    from energyopt.bench.runner import plan_cells, run_bench
+
+    chosen = args.method or []
     cells = plan_cells(
         suite=args.suite,
         files=args.files,
@@ -110,8 +136,6 @@ def _bench(args: argparse.Namespace) -> int:
         grace_s=args.grace,
         check_options=True,
     )
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     summary = run_bench(
         cells,
         args.store,
@@ -119,6 +143,7 @@ def _bench(args: argparse.Namespace) -> int:
         executor=args.executor,
         scheduler=args.scheduler,
         retry_failed=args.retry_failed,
+        recompute_stale=args.recompute_stale,
         progress=show_progress(args),
         argv=["energyopt", *sys.argv[1:]],
     )
@@ -133,19 +158,21 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _start_cell_server(args: argparse.Namespace) -> None:
-    """Start the cell server before anything else, and prepare this process meanwhile.
+    """Start the cell server once the arguments are checked, and plan meanwhile.
 
     Its imports (the families and their solvers: most of a run's start) are the longest
     step before the first cell and run in a process of their own, so it starts before
-    this one imports the runner; what this process imports later for the run (the
-    progress bar) is imported while the server imports, on the other core. Planning
-    (:func:`energyopt.bench.runner.plan_cells`) then finds it running.
+    this one plans (:func:`energyopt.bench.runner.plan_cells`, which imports the planned
+    families here) and imports the progress bar: both overlap the server's imports, on
+    the other core. Where cells run as fresh interpreters, no server starts.
     """
-    from energyopt.bench.cells import preload_families, start_cell_server
+    from energyopt.bench.cellclient import start_server, warm_cells
+    from energyopt.bench.cells import preload_families
 
     if args.family:
         preload_families(args.family)
-    start_cell_server()
+    if warm_cells() and args.scheduler is None:
+        start_server()
     if show_progress(args):
         import tqdm  # noqa: F401
 
@@ -208,6 +235,11 @@ def default_report_dir(store: str | Path) -> Path:
 def _demo(args: argparse.Namespace) -> int:
     from energyopt.bench.demo import run
 
-    out = run(args.out, jobs=args.jobs, progress=show_progress(args))
+    out = run(
+        args.out,
+        jobs=args.jobs,
+        progress=show_progress(args),
+        recompute_stale=args.recompute_stale,
+    )
     # A contradiction (an objective below a proven bound) is a bug somewhere: fail loudly.
     return 1 if out["report_data"].bugs else 0

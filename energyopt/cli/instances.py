@@ -77,7 +77,14 @@ def _register_envpipe_schedule(isub: Any) -> None:
         "--max-inflight", type=int, default=None, metavar="N",
         help="activations a stage may hold at once (default: no cap)",
     )  # fmt: skip
-    q.add_argument("--ranking", default="time", choices=("time", "clock"))
+    q.add_argument(
+        "--planner", default="authors", choices=("authors", "paper", "improved"),
+        help="EnvPipe frequency planner the moves are scored with (default: authors)",
+    )  # fmt: skip
+    q.add_argument(
+        "--ranking", default=None, choices=("time", "clock"),
+        help="option order (default: the planner's)",
+    )  # fmt: skip
     q.add_argument("--time-limit", type=float, default=None, help="seconds for the search")
     q.add_argument("--out", "-o", default=None, help="output JSON file (default: stdout)")
     q.set_defaults(func=_envpipe_schedule)
@@ -93,7 +100,11 @@ def _envpipe_schedule(args: argparse.Namespace) -> int:
     if inst.family != "pipeline":
         raise ValueError(f"{args.instance}: family {inst.family!r}; expected a pipeline instance")
     warm, stats = envpipe_warmups(
-        inst, ranking=args.ranking, max_inflight=args.max_inflight, time_limit=args.time_limit
+        inst,
+        planner=args.planner,
+        ranking=args.ranking,
+        max_inflight=args.max_inflight,
+        time_limit=args.time_limit,
     )
     _write(rescheduled(inst, warm), args.out)
     print(

@@ -15,7 +15,7 @@ from typing import Any
 
 from energyopt.core.evaluation import Evaluation
 from energyopt.core.result import FrontierPoint
-from energyopt.core.scoring import Tolerance
+from energyopt.core.tolerance import Tolerance
 
 
 def default_display_name(instance: Any) -> str:
@@ -95,15 +95,6 @@ class FamilyHooks:
     method_applies: Callable[[Any, str], bool] | None = None
     seeded_bound: bool = False
     report_sections: Callable[[Sequence[Any], Mapping[str, str]], list[Any]] | None = None
-
-    @property
-    def objective_label(self) -> str:
-        """``"energy (J)"``: the objective's name with its unit."""
-        return (
-            f"{self.objective_name} ({self.objective_unit})"
-            if self.objective_unit
-            else (self.objective_name)
-        )
 
     @property
     def has_frontiers(self) -> bool:

@@ -15,7 +15,9 @@ from energyopt.core.validate import fail, number
 MAX_FILE_BYTES = 256 * 2**20
 
 #: Family name -> instance class, filled by the families' modules.
-INSTANCE_TYPES: dict[str, type[InstanceBase]] = {}
+#: (family, kind) -> instance type. ``kind`` is ``None`` for a family's main type and
+#: the file's ``"kind"`` field otherwise (e.g. ``"simulation"`` for whole-run scenarios).
+INSTANCE_TYPES: dict[tuple[str, str | None], type[InstanceBase]] = {}
 
 
 def check(condition: bool, field: str, value: Any, why: str) -> None:
@@ -33,16 +35,19 @@ class InstanceBase:
     """Mixin for frozen instance dataclasses.
 
     Subclasses define ``family``, ``to_dict()`` and ``from_dict()``; the dictionary
-    holds plain JSON types only and starts with ``{"family": ..., "version": 1}``.
+    holds plain JSON types only and starts with ``{"family": ..., "version": 1}``. A
+    family's further instance types (its whole-run scenarios) also define ``kind``,
+    written to their files as the ``"kind"`` field that :func:`load_instance` reads.
     """
 
     family: ClassVar[str]
+    kind: ClassVar[str | None] = None
     format_version: ClassVar[int] = 1
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "family" in cls.__dict__:
-            INSTANCE_TYPES[cls.family] = cls
+            INSTANCE_TYPES[(cls.family, cls.__dict__.get("kind"))] = cls
 
     def to_dict(self) -> dict[str, Any]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -96,10 +101,15 @@ def _load(source: str | Path, expected: type[InstanceBase] | None) -> InstanceBa
         known = ", ".join(families())
         raise InstanceError(f"{where}: field {fail(repr('family'), family, 'not one of ' + known)}")
     load_family(family)
-    cls = INSTANCE_TYPES.get(family)
+    kind = data.get("kind")
+    cls = INSTANCE_TYPES.get((family, kind)) if kind is None or isinstance(kind, str) else None
     if cls is None:
+        if kind is not None:
+            kinds = sorted(k for f, k in INSTANCE_TYPES if f == family and k is not None)
+            why = "not one of " + (", ".join(map(repr, kinds)) or "(none)")
+            raise InstanceError(f"{where}: field {fail(repr('kind'), kind, why)}")
         raise InstanceError(f"{where}: family {family!r} has no instance type installed")
-    if expected is not None and cls is not expected:
+    if expected is not None and expected.family != family:
         raise InstanceError(f"{where}: holds a {family!r} instance, not a {expected.family!r} one")
     try:
         return cls.from_dict(data)

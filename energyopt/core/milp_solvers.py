@@ -31,6 +31,7 @@ from energyopt.core.highs import (
 )
 from energyopt.core.outcome import SolverOutcome
 from energyopt.core.status import SolutionStatus, TerminationReason
+from energyopt.core.timelimit import TimeBudget
 
 DEFAULT_SOLVER = "highs"
 #: Short names for Pyomo's solver interfaces.
@@ -127,7 +128,7 @@ def _solve_contrib(
     if not opt.available():
         return SolverOutcome.failure(name, "", tick, f"{name} is not available to Pyomo")
     version = _version(opt)
-    left = None if time_limit is None else max(0.01, tick + time_limit - time.perf_counter())
+    left = TimeBudget(time_limit, start=tick).remaining(0.01)
     res = opt.solve(
         model, time_limit=left, rel_gap=rel_gap, threads=threads, load_solutions=False,
         raise_exception_on_nonoptimal_result=False, tee=tee,
@@ -164,7 +165,7 @@ def _solve_appsi(
     opt.config.load_solution = False
     opt.config.stream_solver = tee
     if time_limit is not None:
-        opt.config.time_limit = max(0.01, tick + time_limit - time.perf_counter())
+        opt.config.time_limit = TimeBudget(time_limit, start=tick).remaining(0.01)
     if rel_gap is not None and hasattr(opt.config, "mip_gap"):
         opt.config.mip_gap = rel_gap
     for key, val in (solver_options or {}).items():

@@ -25,24 +25,6 @@ def _folder_problem(folder: Path) -> tuple[str | None, bool]:
     return (None, base == folder)
 
 
-def output_dir(path: str | Path, what: str = "output folder", *, create: bool = True) -> Path:
-    """``path`` as a folder that can be written (created, with its parents, when asked).
-
-    Raises
-    ------
-    OutputPathError
-        When ``path`` is a file, lies under a file, or cannot be created or written.
-    """
-    p = Path(path)
-    problem, exists = _folder_problem(p)
-    if problem:
-        raise OutputPathError(f"{p}: cannot write the {what}: {problem}")
-    if create and not exists:
-        with raised_as_output_error(p, what):
-            p.mkdir(parents=True, exist_ok=True)
-    return p
-
-
 def output_file(path: str | Path, what: str = "output file", *, create_dirs: bool = True) -> Path:
     """``path`` as a file that can be written.
 

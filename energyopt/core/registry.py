@@ -209,10 +209,16 @@ def load_family(family: str) -> None:
             raise
 
 
-def methods(family: str) -> dict[str, Method]:
-    """All methods registered for ``family``, by name."""
+def methods(family: str, instance: Any = None) -> dict[str, Method]:
+    """The methods registered for ``family``, by name; with ``instance``, only those that
+    run on it (a whole-run simulation scenario has its own methods, see
+    :attr:`~energyopt.core.family.FamilyHooks.method_applies`)."""
     load_family(family)
-    return dict(_REGISTRY.get(family, {}))
+    found = dict(_REGISTRY.get(family, {}))
+    applies = None if instance is None else family_hooks(family).method_applies
+    if applies is None:
+        return found
+    return {name: m for name, m in found.items() if applies(instance, name)}
 
 
 def get_method(family: str, name: str) -> Method:

@@ -23,7 +23,7 @@ class FrontierPoint:
     ----------
     makespan_s
         The plan's iteration time (its makespan); the point serves every deadline at
-        or above it. (``deadline_s`` is its former, misleading name: a deprecated alias.)
+        or above it.
     objective
         The energy at that makespan.
     solution
@@ -36,11 +36,6 @@ class FrontierPoint:
     objective: float
     solution: Any = None
     bound: float | None = None
-
-    @property
-    def deadline_s(self) -> float:
-        """Deprecated alias of :attr:`makespan_s` (kept for one release)."""
-        return self.makespan_s
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FrontierPoint:
@@ -274,7 +269,7 @@ class Result:
         rows = [
             {
                 "method": self.method,
-                "deadline_s": float(p.deadline_s),
+                "deadline_s": float(p.makespan_s),
                 "energy_j": _nan(p.objective),
                 "bound_j": _nan(p.bound),
                 "gap": _nan(gap(p.objective, p.bound)),

@@ -10,7 +10,6 @@ is a bug and raises :class:`EvaluationMismatchError`.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +18,7 @@ from energyopt.core.evaluation import Evaluation, Scored, figure_values
 from energyopt.core.gap import gap
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
+from energyopt.core.tolerance import Tolerance
 
 if TYPE_CHECKING:
     from energyopt.core.family import FamilyHooks
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 __all__ = [
     "OPTIMALITY_RTOL",
     "Scored",
-    "Tolerance",
     "gap_closed",
     "score",
     "scored_result",
@@ -64,18 +63,6 @@ def useful_bound(
             extra["bound_note"] = f"no useful bound (solver bound {bound!r})"
         return None
     return bound
-
-
-@dataclasses.dataclass(frozen=True)
-class Tolerance:
-    """Objectives agree when ``|a - b| <= max(atol, rtol * |b|)``; ``unit`` is for messages."""
-
-    rtol: float = 1e-6
-    atol: float = 1e-6
-    unit: str = ""
-
-    def allows(self, value: float, reference: float) -> bool:
-        return abs(value - reference) <= max(self.atol, self.rtol * abs(reference))
 
 
 def scored_result(

@@ -16,6 +16,7 @@ from energyopt.pipeline.crawl.perseus import perseus_frontier
 from energyopt.pipeline.crawl.straggler import StragglerPlan, straggler_lookup
 from energyopt.pipeline.crawl.trace import CrawlTrace
 from energyopt.pipeline.evaluator import PemEvaluation, PemSolution, evaluate, fastest_choice
+from energyopt.pipeline.frontierbounds import frontier_bounds, use_curve_source
 from energyopt.pipeline.generators import (
     nonmonotone_instance,
     random_dag_instance,
@@ -25,8 +26,11 @@ from energyopt.pipeline.instance import FilterReport, PemInstance
 from energyopt.pipeline.options import OptionTable
 from energyopt.pipeline.paretoset import best_at, energy_pareto, frontier_points
 from energyopt.pipeline.readers import instance_from_perseus_profile, read_perseus_profile
-from energyopt.pipeline.relaxation.frontierbounds import frontier_bounds
+from energyopt.pipeline.relaxation.hull import curve_or_none
 from energyopt.pipeline.schedules import Computation, build_dag
+
+# The frontiers' bound (frontierbounds.py, the family's hook) uses the relaxation's curve.
+use_curve_source(curve_or_none)
 
 __all__ = [
     "Computation",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from energyopt.core import methodoptions as O
 from energyopt.core.gap import gap
@@ -21,10 +21,10 @@ from energyopt.core.registry import register, solve
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.core.timelimit import TimeBudget
-from energyopt.pipeline.baselines.envpipe import RANKINGS, VALLEYS, envpipe_result
+from energyopt.pipeline.baselines.envpipe import PLANNERS, RANKINGS, VALLEYS, envpipe_result
 from energyopt.pipeline.baselines.zeus import zeus_sweep
 from energyopt.pipeline.crawl.perseus import CRAWLS, perseus_frontier
-from energyopt.pipeline.evaluator import PemSolution, evaluate, fastest_choice
+from energyopt.pipeline.evaluator import PemEvaluation, evaluate, fastest_choice
 from energyopt.pipeline.exact import bruteforce as _bf
 from energyopt.pipeline.exact import cpsat as _cpsat
 from energyopt.pipeline.exact import solve as _exact
@@ -32,7 +32,7 @@ from energyopt.pipeline.exact.frontier import exact_frontier
 from energyopt.pipeline.exact.lns import neighbourhood_search
 from energyopt.pipeline.exact.milp import FORMULATIONS
 from energyopt.pipeline.instance import FilterReport, PemInstance
-from energyopt.pipeline.results import FAMILY, pem_result
+from energyopt.pipeline.results import FAMILY, PlanEvaluations, pem_result
 
 
 def _no_plan(instance: PemInstance, method: str) -> Result:
@@ -115,28 +115,29 @@ def solve_highs(
         tee=tee,
         solver=solver,
     )
+    evals = PlanEvaluations(instance, report and (lambda p: report.to_original(instance, p)))
     choice, solver_objective, milp_plan_rejected, note = _better_plan(
-        work, choice, solver_objective, start, note
+        evals, choice, solver_objective, start, note
     )
-    bound = _best_bound(work, (lp_bound, milp_bound), choice)
+    energy = None if choice is None else evals(choice).energy_j
+    bound = _best_bound(work, (lp_bound, milp_bound), energy)
     outcome, termination = _milp_termination(outcome, milp_plan_rejected, choice)
-    if report is not None and choice is not None:
-        choice = report.to_original(instance, choice)
     extra = {
         "formulation": formulation,
         "options_dropped_by_filter": report.num_dropped if report else 0,
         "relaxation_bound_j": lp_bound,
         "milp_bound_j": milp_bound,
     }
-    proven = choice is not None and (
-        termination is TerminationReason.OPTIMAL or gap_closed_at(choice, instance, bound, rel_gap)
+    proven = energy is not None and (
+        termination is TerminationReason.OPTIMAL or gap_closed_at(energy, bound, rel_gap)
     )
     if proven:
         termination = TerminationReason.OPTIMAL
     return pem_result(
         instance,
         "highs",
-        choice,
+        None if choice is None else evals.original(choice),
+        evaluation=None if choice is None else evals(choice),
         termination=termination,
         proven_optimal=proven,
         bound=bound,
@@ -149,7 +150,7 @@ def solve_highs(
 
 
 def _better_plan(
-    work: PemInstance,
+    evals: PlanEvaluations,
     choice: tuple[int, ...] | None,
     solver_objective: float | None,
     start: tuple[int, ...] | None,
@@ -161,13 +162,11 @@ def _better_plan(
     Returns the plan, HiGHS' objective when the plan is HiGHS', whether HiGHS' plan
     was rejected, and the note.
     """
-    rejected = choice is not None and not evaluate(work, choice).feasible
+    rejected = choice is not None and not evals(choice).feasible
     if rejected:
         choice, solver_objective = None, None
         note = "HiGHS' plan misses the deadline beyond the evaluator's tolerance; not used"
-    if start is not None and (
-        choice is None or evaluate(work, start).energy_j < evaluate(work, choice).energy_j
-    ):
+    if start is not None and (choice is None or evals(start).energy_j < evals(choice).energy_j):
         choice, solver_objective = start, None
     return choice, solver_objective, rejected, note
 
@@ -215,12 +214,11 @@ def solve_relaxation_rounding(
     if start is None:
         return _no_plan(instance, "relaxation-rounding")
     stopped = budget.expired()
-    return pem_result(
+    return start.result(
         instance,
         "relaxation-rounding",
-        start.original(instance, start.plan),
+        start.plan,
         termination=TerminationReason.TIME_LIMIT if stopped else TerminationReason.COMPLETED,
-        bound=start.capped_bound(start.plan),
         solver="highs",
         solver_version=highs_version(),
         extra={"relaxation_deadline_s": start.at_T.deadline_s},
@@ -236,18 +234,24 @@ class _RelaxedStart(NamedTuple):
     bound: float | None  # None: the LP was cut off by the time limit
     plan: tuple[int, ...] | None
 
-    def capped_bound(self, plan: tuple[int, ...] | None) -> float | None:
-        """The bound, capped at ``plan``'s energy within HiGHS' tolerance."""
-        if plan is None or self.bound is None:
+    def capped_bound(self, evaluation: PemEvaluation | None) -> float | None:
+        """The bound, capped at the plan's energy (its ``evaluation``) within HiGHS'
+        tolerance."""
+        if evaluation is None or self.bound is None:
             return self.bound
-        energy = evaluate(self.work, PemSolution(plan)).energy_j
-        return _exact.within_solver_tolerance(self.at_T, self.bound, energy)
+        return _exact.within_solver_tolerance(self.at_T, self.bound, evaluation.energy_j)
 
-    def original(
-        self, instance: PemInstance, plan: tuple[int, ...] | None
-    ) -> tuple[int, ...] | None:
-        """``plan`` in ``instance``'s option indices (before filtering)."""
-        return None if plan is None else self.report.to_original(instance, plan)
+    def result(
+        self, instance: PemInstance, method: str, plan: tuple[int, ...] | None, **details: Any
+    ) -> Result:
+        """``plan`` (in ``work``'s indices) as ``method``'s result, scored and capped from
+        one evaluation."""
+        evals = PlanEvaluations(instance, lambda p: self.report.to_original(instance, p))
+        ev = None if plan is None else evals(plan)
+        original = None if plan is None else evals.original(plan)
+        return pem_result(
+            instance, method, original, evaluation=ev, bound=self.capped_bound(ev), **details
+        )
 
 
 def _relaxed_start(
@@ -334,12 +338,11 @@ def solve_lns(
             final_reach=stats.reach,
             final_sub_time_limit_s=stats.sub_time_limit,
         )
-    return pem_result(
+    return start.result(
         instance,
         "lns",
-        start.original(instance, plan),
+        plan,
         termination=TerminationReason.TIME_LIMIT if stopped else TerminationReason.COMPLETED,
-        bound=start.capped_bound(plan),
         solver="highs",
         solver_version=highs_version(),
         extra=extra,
@@ -347,22 +350,20 @@ def solve_lns(
 
 
 def _best_bound(
-    instance: PemInstance, bounds: tuple[float | None, ...], choice: tuple[int, ...] | None
+    instance: PemInstance, bounds: tuple[float | None, ...], energy: float | None
 ) -> float | None:
-    """The largest of ``bounds``, capped at ``choice``'s energy within HiGHS' tolerance."""
+    """The largest of ``bounds``, capped at the plan's ``energy`` (evaluated) within HiGHS'
+    tolerance."""
     known = [b for b in bounds if b is not None]
     bound = max(known) if known else None
-    if choice is None:
+    if energy is None:
         return bound
-    energy = evaluate(instance, PemSolution(choice)).energy_j
     return _exact.within_solver_tolerance(instance, bound, energy)
 
 
-def gap_closed_at(
-    choice: tuple[int, ...], instance: PemInstance, bound: float | None, rel_gap: float
-) -> bool:
-    """Whether ``bound`` proves ``choice`` optimal within ``rel_gap``."""
-    g = gap(evaluate(instance, PemSolution(choice)).energy_j, bound)
+def gap_closed_at(energy: float, bound: float | None, rel_gap: float) -> bool:
+    """Whether ``bound`` proves a plan of (evaluated) ``energy`` optimal within ``rel_gap``."""
+    g = gap(energy, bound)
     return g is not None and g <= rel_gap
 
 
@@ -483,7 +484,6 @@ register(
     description="Exact frontier: epsilon-constraint over deadlines",
     options=(
         O.choice("solver", "highs", ("highs", "cpsat"), "exact method solving each point"),
-        O.number("step_s", None, "deprecated, ignored", above=0.0, nullable=True),
         O.integer("max_points", 500, "stop after this many breakpoints", minimum=1),
     ),
     fixed={"solve_point": solve},
@@ -562,7 +562,21 @@ for _name, _text in (
     _zeus(zeus_sweep)
 
 _ENVPIPE_OPTIONS = (
-    O.choice("ranking", "time", RANKINGS, "'maximum clock' by measured time, or by MHz"),
+    O.choice(
+        "planner",
+        "authors",
+        PLANNERS,
+        "EnvPipe's own code (authors), Algorithms 1-2 as printed (paper), or as printed "
+        "ranked by measured time (improved)",
+    ),
+    O.MethodOption(
+        "ranking",
+        str,
+        None,
+        "'maximum clock' by measured time or by MHz; null: the planner's own order",
+        choices=RANKINGS,
+        nullable=True,
+    ),
     O.choice("valley", "energy", VALLEYS, "where planning starts off the envelope"),
 )
 register(

@@ -180,7 +180,7 @@ def batch_evaluate(
 
 def energy_pareto(points: Sequence[FrontierPoint]) -> tuple[FrontierPoint, ...]:
     """The points not dominated in (makespan, energy at the makespan)."""
-    idx = pareto_indices([p.deadline_s for p in points], [p.objective for p in points])
+    idx = pareto_indices([p.makespan_s for p in points], [p.objective for p in points])
     return tuple(points[int(k)] for k in idx)
 
 
@@ -197,11 +197,11 @@ def best_at(
     pb_s = instance.p_blocking_w * instance.num_stages
     if iteration_time_s is None:
         return min(points, key=lambda p: p.objective)
-    ok = [p for p in points if p.deadline_s <= iteration_time_s * (1 + 1e-9)]
+    ok = [p for p in points if p.makespan_s <= iteration_time_s * (1 + 1e-9)]
     if not ok:
         return None
     # Energy at T' = C + P_b S T': least C wins.
-    return min(ok, key=lambda p: p.objective - pb_s * p.deadline_s)
+    return min(ok, key=lambda p: p.objective - pb_s * p.makespan_s)
 
 
 def energy_at(

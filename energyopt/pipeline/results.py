@@ -6,18 +6,49 @@ results here; :mod:`energyopt.pipeline.methods` registers them as methods.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from energyopt.core.result import Result
 from energyopt.core.scoring import score
 from energyopt.core.status import TerminationReason
-from energyopt.pipeline.evaluator import PemSolution
+from energyopt.pipeline.evaluator import PemEvaluation, PemSolution, evaluate
 from energyopt.pipeline.hooks import HOOKS
 from energyopt.pipeline.instance import PemInstance
 
 FAMILY = HOOKS.name
 #: How far a solver's objective (or a bound) may stray from the evaluator's.
 TOLERANCE = HOOKS.tolerance
+
+
+class PlanEvaluations:
+    """Each plan evaluated once: a method compares its candidate plans, caps its bound and
+    scores its result (``pem_result(..., evaluation=evals(plan))``) from one evaluation each.
+
+    Plans are given in the indices the method works in; ``to_original`` maps them to
+    ``instance``'s (after ``filter_dominated``), and the evaluation is the original plan's on
+    ``instance``, so that the one evaluation is the one of the plan the result reports.
+    """
+
+    def __init__(
+        self,
+        instance: PemInstance,
+        to_original: Callable[[tuple[int, ...]], tuple[int, ...]] | None = None,
+    ) -> None:
+        self.instance = instance
+        self._to_original = to_original
+        self._seen: dict[tuple[int, ...], PemEvaluation] = {}
+
+    def original(self, plan: tuple[int, ...]) -> tuple[int, ...]:
+        """``plan`` in ``instance``'s option indices."""
+        plan = tuple(plan)
+        return plan if self._to_original is None else tuple(self._to_original(plan))
+
+    def __call__(self, plan: tuple[int, ...]) -> PemEvaluation:
+        key = tuple(plan)
+        if key not in self._seen:
+            self._seen[key] = evaluate(self.instance, PemSolution(self.original(key)))
+        return self._seen[key]
 
 
 def pem_result(

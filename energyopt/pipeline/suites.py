@@ -25,13 +25,19 @@ SUITES = ("smoke", "paper")
 A100_P_BLOCKING_W = 83.64
 #: Microbatch counts of Perseus Table 6 (8 stages).
 TABLE6_MICROBATCHES = (12, 24, 48, 96)
-#: The Perseus authors' measured GPT-3 175B stage profile on A100 SXM (Apache-2.0).
 ROOT = Path(__file__).resolve().parents[2]
-GPT3_PROFILE = ROOT / ".." / "shared" / "data" / "perseus-sosp24" / "gpt3-175b+a100_sxm_bf16.csv"
-#: Deadlines of the GPT-3 instances, as multiples of the all-max-clock iteration time.
-GPT3_SLOWDOWNS = (1.0, 1.1)
-#: Where the library keeps the GPT-3 instances derived from that profile.
-GPT3_LIBRARY = ROOT / "instances" / "pipeline" / "paper"
+#: Where the Perseus authors' published stage profiles are read from.
+PERSEUS_DATA = ROOT / ".." / "shared" / "data" / "perseus-sosp24"
+#: The measured A100 SXM profiles of the paper suite (Apache-2.0, ml-energy), in suite
+#: order: the name's model tag and the file.
+MEASURED_PROFILES = (
+    ("gpt3-175b", "gpt3-175b+a100_sxm_bf16.csv"),
+    ("bloom", "bloom+a100_sxm_bf16.csv"),
+)
+#: Deadlines of the measured instances, as multiples of the all-max-clock iteration time.
+MEASURED_SLOWDOWNS = (1.0, 1.1)
+#: Where the library keeps the instances derived from those profiles.
+PAPER_LIBRARY = ROOT / "instances" / "pipeline" / "paper"
 
 
 def suite(name: str) -> list[PemInstance]:
@@ -48,8 +54,8 @@ def suite(name: str) -> list[PemInstance]:
         P_blocking 83.64 W, deadline = the iteration time with every computation
         at its fastest clock (no slowdown); and the synthetic 1F1B 4 x 8 and
         8 x 16 of the speed comparison, without a deadline; then
-        :func:`gpt3_instances`, from the Perseus authors' measured GPT-3 175B
-        profile.
+        :func:`measured_instances`, from the Perseus authors' measured GPT-3 175B
+        and Bloom 176B profiles on A100 SXM.
     """
     if name == "smoke":
         base = [
@@ -66,33 +72,36 @@ def suite(name: str) -> list[PemInstance]:
             out.append(inst.with_deadline(t_fast))
         out.append(synthetic_instance(4, 8, 10, seed=0))
         out.append(synthetic_instance(8, 16, 10, seed=0))
-        return out + gpt3_instances()
+        for tag, file in MEASURED_PROFILES:
+            out += measured_instances(PERSEUS_DATA / file, tag)
+        return out
     raise ValueError(f"unknown suite {name!r}; known: {', '.join(SUITES)}")
 
 
-def gpt3_instances(profile: Path = GPT3_PROFILE) -> list[PemInstance]:
-    """GPT-3 175B on A100 SXM (the Perseus authors' profile), 8 stages, 1F1B.
+def measured_instances(profile: Path, tag: str) -> list[PemInstance]:
+    """A measured A100 SXM stage profile (the Perseus authors'), 8 stages, 1F1B.
 
     12 / 24 / 48 / 96 microbatches, P_blocking 83.64 W, deadlines at the
-    all-max-clock iteration time and at 1.1 x it. Built from ``profile`` when it
-    is there (``../shared/data``); otherwise the library's committed copies are
-    read back, so that a clone without the data has the same suite.
+    all-max-clock iteration time and at 1.1 x it; named ``<tag>-a100-1f1b-8x<M>-T<s>``.
+    Built from ``profile`` when it is there (``../shared/data``); otherwise the
+    library's committed copies are read back, so that a clone without the data has
+    the same suite.
     """
     if not profile.exists():
-        return [load_instance(p) for p in sorted(GPT3_LIBRARY.glob("*-gpt3-*.json"))]
+        return [load_instance(p) for p in sorted(PAPER_LIBRARY.glob(f"*-{tag}-a100-*.json"))]
     out = []
     for M in TABLE6_MICROBATCHES:
         base = instance_from_perseus_profile(profile, M, p_blocking_w=A100_P_BLOCKING_W)
         max_clock = max(max(c for c in t.sm_clock_mhz if c) for t in base.tables.values())
         t_max = evaluate(base, uniform_clock_choice(base, max_clock), None).iteration_time_s
-        for slowdown in GPT3_SLOWDOWNS:
+        for slowdown in MEASURED_SLOWDOWNS:
             # Rounded up to the nanosecond: the all-max-clock plan must stay feasible.
             inst = base.with_deadline(math.ceil(t_max * slowdown * 1e9) / 1e9)
             out.append(
                 dataclasses.replace(
                     inst,
-                    name=f"gpt3-175b-a100-1f1b-8x{M}-T{slowdown:g}",
-                    source="measured: Perseus SOSP'24 artifact, gpt3-175b+a100_sxm_bf16.csv "
+                    name=f"{tag}-a100-1f1b-8x{M}-T{slowdown:g}",
+                    source=f"measured: Perseus SOSP'24 artifact, {profile.name} "
                     "(Apache-2.0, ml-energy)",
                 )
             )

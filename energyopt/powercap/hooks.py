@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from energyopt.core.family import FamilyHooks
-from energyopt.core.scoring import Tolerance
+from energyopt.core.tolerance import Tolerance
 from energyopt.powercap.evaluator import evaluate as evaluate_event
 from energyopt.powercap.scenario import PowercapScenario, evaluate_schedule, method_applies
 

@@ -281,14 +281,12 @@ class PowercapInstance(InstanceBase):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PowercapInstance:
-        """Read an event from its JSON object, strictly (``core.validate``); a simulation
-        scenario (``"kind": "simulation"``) is read by its own class."""
-        data = V.mapping("instance", data)
-        if "kind" in data:
-            from energyopt.powercap.scenario import PowercapScenario
+        """Read an event from its JSON object, strictly (``core.validate``).
 
-            V.version(data)
-            return PowercapScenario.from_dict(data)  # type: ignore[return-value]
+        A simulation scenario (``"kind": "simulation"``) is another type,
+        :class:`~energyopt.powercap.scenario.PowercapScenario`, which
+        :func:`energyopt.load_instance` picks by that field."""
+        data = V.mapping("instance", data)
         V.version(data)
         V.fields(data, "powercap instance", required=_REQUIRED, optional=_OPTIONAL)
         num_gpus = V.integer("num_gpus", data["num_gpus"], minimum=1)
@@ -308,9 +306,6 @@ class PowercapInstance(InstanceBase):
             V.string("source", data.get("source", ""), nonempty=False),
             V.choice("knob", data.get("knob", KNOBS[0]), KNOBS),
         )
-
-    def with_eta(self, eta: float) -> PowercapInstance:
-        return dataclasses.replace(self, eta=eta)
 
 
 def _validate_job(f: str, job: EventJob, g: int) -> None:
@@ -537,7 +532,3 @@ def event_instance(
         name,
         source,
     )
-
-
-#: Deprecated name of :class:`EventJobInput` (capacity has a different ``JobSpec``).
-JobSpec = EventJobInput

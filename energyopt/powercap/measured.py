@@ -337,4 +337,3 @@ def format_fit_table(rows: list[dict[str, Any]]) -> str:
             f"{100 * r['train_throughput_mape']:.1f} % / {100 * r['train_energy_mape']:.1f} % |"
         )
     return "\n".join(out)
-

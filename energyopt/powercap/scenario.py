@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -90,6 +90,9 @@ class PowercapScenario(InstanceBase):
     source
         Where the trace and tables come from (simulated inputs say so).
     """
+
+    family: ClassVar[str] = "powercap"
+    kind: ClassVar[str | None] = KIND
 
     name: str
     jobs: tuple[TraceJob, ...]
@@ -246,10 +249,6 @@ class PowercapScenario(InstanceBase):
             str(data.get("source", "")),
         )
 
-
-# Not in the class body: a ``family`` there would register the scenario as the family's
-# one instance type (core.instance.INSTANCE_TYPES), in place of PowercapInstance.
-PowercapScenario.family = "powercap"  # type: ignore[misc]
 
 
 def _int_list(field: str, raw: Any) -> list[int]:

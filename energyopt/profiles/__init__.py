@@ -19,7 +19,6 @@ Importing this package does not import pynvml; a GPU is needed only to profile o
 """
 
 import importlib
-import warnings
 from typing import Any
 
 #: Public names and the module that holds each. They are imported on first use
@@ -42,23 +41,9 @@ _EXPORTS = {
     "zeusmonitor": ("read_zeus_monitor_log",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
-#: Deprecated names, kept for one release: conversion to a family's instance lives in
-#: that family (profiles is the bottom layer and imports no family).
-_MOVED = {
-    "read_perseus_stage_profile": "energyopt.pipeline.readers",
-    "to_option_tables": "energyopt.pipeline.from_profile",
-    "to_pem_instance": "energyopt.pipeline.from_profile",
-}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        warnings.warn(
-            f"energyopt.profiles.{name} moved to {_MOVED[name]}.{name}",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module(_MOVED[name]), name)
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'energyopt.profiles' has no attribute {name!r}")

@@ -4,9 +4,8 @@
   that the Zeus trace replay reads.
 
 A profile becomes a family's instance in that family: PEM option tables and
-instances in :mod:`energyopt.pipeline.from_profile` (``to_option_tables`` and
-``to_pem_instance`` from here are deprecated aliases, see :mod:`energyopt.profiles`);
-the PowerFlow model fits read profiles directly (``energyopt.powercap.fit_from_profile``).
+instances in :mod:`energyopt.pipeline.from_profile`; the PowerFlow model fits read
+profiles directly (``energyopt.powercap.fit_from_profile``).
 """
 
 from __future__ import annotations
@@ -88,12 +87,3 @@ def to_zeus_power_table(
         raise InstanceError(f"{where}: non-finite average power")
     out.attrs["source"] = ", ".join(sorted(map(str, df["source"].unique())))
     return out
-
-
-def __getattr__(name: str) -> object:
-    """``to_option_tables`` / ``to_pem_instance``: deprecated, see the module docstring."""
-    import energyopt.profiles as _profiles
-
-    if name in _profiles._MOVED:
-        return getattr(_profiles, name)
-    raise AttributeError(f"module 'energyopt.profiles.convert' has no attribute {name!r}")

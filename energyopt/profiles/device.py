@@ -233,10 +233,6 @@ class SamplingMeter(EnergyMeter):
         self._sample()
         return trapezoid(self._samples, t0, t1)
 
-    @property
-    def num_samples(self) -> int:
-        return len(self._samples)
-
 
 def trapezoid(
     samples: list[tuple[float, float]], t0: float | None = None, t1: float | None = None

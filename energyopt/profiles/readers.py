@@ -1,8 +1,8 @@
 """Readers of published measurement formats into the profile schema.
 
 - Perseus stage profiles (SOSP'24 artifact) are read by the pipeline family
-  (:func:`energyopt.pipeline.readers.read_perseus_stage_profile`; the name here is a
-  deprecated alias): their stages and forward/backward computations are PEM's.
+  (:func:`energyopt.pipeline.readers.read_perseus_stage_profile`): their stages and
+  forward/backward computations are PEM's.
 - Zeus power traces (NSDI'23, ``summary_power_<gpu>.csv``):
   ``dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power``.
 - ZeusMonitor window logs: :mod:`energyopt.profiles.zeusmonitor`.
@@ -127,12 +127,3 @@ def read_zeus_power_trace(path: str | Path, *, gpu: str | None = None) -> pd.Dat
     out = validate_profile(pd.DataFrame(rows), str(path))
     out.attrs.update({"source": "zeus-trace", "file": path.name, "gpu": name})
     return out
-
-
-def __getattr__(name: str) -> object:
-    """``read_perseus_stage_profile``: deprecated here (see the module docstring)."""
-    import energyopt.profiles as _profiles
-
-    if name in _profiles._MOVED:
-        return getattr(_profiles, name)
-    raise AttributeError(f"module 'energyopt.profiles.readers' has no attribute {name!r}")

@@ -25,8 +25,8 @@ from energyopt.tuning.power import (
     probe_from_power_table,
     probe_from_profile,
 )
-from energyopt.tuning.realisation import Realisation, References, references
 from energyopt.tuning.powerlimit import parse_selector, power_limit_choice
+from energyopt.tuning.realisation import Realisation, References, references
 from energyopt.tuning.replay import ReplayError, ReplayLog, Run, replay, replay_concurrent
 
 if TYPE_CHECKING:

@@ -203,12 +203,6 @@ def exact_reference(inst: TuningInstance) -> ExactReference:
     return ExactReference(b, p, expected[(b, p)], floor, expected, best_p)
 
 
-def default_expected_cost(inst: TuningInstance) -> float | None:
-    """Expected recurrence cost of Default (b0 at MAXPOWER); None if b0 can fail."""
-    ref = exact_reference(inst)
-    return ref.expected_cost.get((inst.default_batch_size, max(inst.power_limits_w)))
-
-
 def expected_recurrence_cost(inst: TuningInstance, batch_size: int, power_limit_w: float) -> float:
     """Expected cost of one recurrence that always runs (b, p), without early stopping.
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from energyopt.core.family import FamilyHooks
-from energyopt.core.scoring import Tolerance
+from energyopt.core.tolerance import Tolerance
 from energyopt.tuning.evaluator import Evaluation, evaluate
 from energyopt.tuning.instance import TuningInstance
+from energyopt.tuning.policyreplay import replay_policy
 from energyopt.tuning.replay import ReplayLog
 
 
@@ -19,11 +20,10 @@ def _evaluate(instance: TuningInstance, log: ReplayLog) -> Evaluation:
 def _simulate(method: Any, *, instance: TuningInstance, seed: int = 0, **options: Any) -> Any:
     """A method name is :func:`energyopt.solve`; a policy is replayed and scored the same way."""
     from energyopt.core.registry import solve
-    from energyopt.tuning.methods import replay_policy
 
     if isinstance(method, str):
         return solve(instance, method, seed=seed, **options)
-    return replay_policy(instance, method, seed=seed, **options)
+    return replay_policy(HOOKS, instance, method, seed=seed, **options)
 
 
 def _report_sections(results: Any, names: Any) -> list[Any]:

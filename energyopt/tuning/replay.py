@@ -23,11 +23,11 @@ import dataclasses
 import heapq
 import itertools
 import math
-import time
 from typing import Any, Protocol
 
 import numpy as np
 
+from energyopt.core.timelimit import TimeBudget
 from energyopt.tuning.cost import energy_time_cost
 from energyopt.tuning.instance import TuningInstance
 from energyopt.tuning.realisation import ATTEMPTS, Realisation
@@ -153,15 +153,15 @@ def as_realisation(
     return Realisation(instance, int(paths.integers(2**63 - 1)))
 
 
-def _out_of_time(stop_at: float | None) -> bool:
-    return stop_at is not None and time.perf_counter() >= stop_at
+def _out_of_time(budget: TimeBudget | None) -> bool:
+    return budget is not None and budget.expired()
 
 
 def replay(
     instance: TuningInstance,
     policy: Policy,
     paths: Realisation | np.random.Generator,
-    stop_at: float | None = None,
+    budget: TimeBudget | None = None,
 ) -> ReplayLog:
     """Replay ``instance.recurrences`` recurrences one after another.
 
@@ -174,9 +174,9 @@ def replay(
     paths
         The realisation the runs train on (every policy replayed on the same one
         sees the same paths); a generator seeds a fresh realisation.
-    stop_at
-        ``time.perf_counter()`` value at which no new recurrence starts; the log's
-        ``recurrences`` then counts the ones replayed (a time limit).
+    budget
+        Once it is spent no new recurrence starts; the log's ``recurrences`` then
+        counts the ones replayed (a time limit).
 
     Raises
     ------
@@ -189,7 +189,7 @@ def replay(
     min_cost, skipped, clock = math.inf, 0, 0.0
     done = 0
     for t in range(instance.recurrences):
-        if _out_of_time(stop_at):
+        if _out_of_time(budget):
             break
         done = t + 1
         acc = 0.0
@@ -220,12 +220,12 @@ def replay_concurrent(
     policy: Policy,
     paths: Realisation | np.random.Generator,
     arrivals_s: list[float],
-    stop_at: float | None = None,
+    budget: TimeBudget | None = None,
 ) -> ReplayLog:
     """Replay recurrences submitted at ``arrivals_s`` (seconds, one per recurrence).
 
-    With ``stop_at`` (a ``time.perf_counter()`` value) no recurrence is submitted
-    after it; those in flight finish, and the log counts the ones submitted.
+    Once ``budget`` is spent no recurrence is submitted; those in flight finish, and
+    the log counts the ones submitted.
 
     A run lasts its training time. The policy observes a run when it finishes,
     so jobs submitted while others are in flight are decided without their
@@ -278,7 +278,7 @@ def replay_concurrent(
 
     done = 0
     for t, now in enumerate(arrivals_s):
-        if _out_of_time(stop_at):
+        if _out_of_time(budget):
             break
         reap(now)
         submit(t, float(now))

@@ -12,11 +12,20 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import time
 
 from energyopt.core.methodoptions import number
 from energyopt.core.registry import EvaluationMismatchError, register
 from energyopt.pipeline.methods import solve_bruteforce
+
+_MAIN = getattr(getattr(sys.modules.get("__main__"), "__spec__", None), "name", "")
+if os.environ.get("BENCH_TEST_INTERRUPT_PLANNING") and _MAIN != "energyopt.bench.cellserver":
+    # A Ctrl-C while ``bench`` plans (this plugin is imported then): the cell server has
+    # started; the bench must stop it and exit quietly. Only the bench process is
+    # interrupted: a real Ctrl-C reaches the server too, which ignores it, but the server
+    # inherits this variable and may import the plugin (a loaded machine gives it time to).
+    raise KeyboardInterrupt
 
 
 def _log(method: str, instance, seed) -> None:

@@ -49,12 +49,14 @@ def cli(*args: str, env: dict | None = None, **kw) -> subprocess.CompletedProces
 
 def fake_record(cell, objective, bound, status="feasible", termination="completed"):
     """A stored result written by hand, to test the report's arithmetic and checks."""
-    return {
-        "key": cell.key,
-        "outcome": "finished",
-        "message": "",
-        "wall_s": 0.1,
-        "result": {
+    from energyopt.bench.cells import CellRecord
+
+    return CellRecord(
+        key=cell.key,
+        outcome="finished",
+        message="",
+        wall_s=0.1,
+        result={
             "family": cell.family,
             "instance_id": cell.instance_id,
             "method": cell.method,
@@ -69,4 +71,4 @@ def fake_record(cell, objective, bound, status="feasible", termination="complete
             "frontier": [],
             "message": "",
         },
-    }
+    )

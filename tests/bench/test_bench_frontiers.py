@@ -20,12 +20,12 @@ def test_points_below_the_exact_frontier_are_flagged(tmp_path):
     exact = make_cell(inst, "exact-frontier", seed=0, time_limit_s=1, suite="x", origin="x")
     other = make_cell(inst, "bruteforce", seed=0, time_limit_s=1, suite="x", origin="x")
     ref = fake_record(exact, 7.0, 7.0, status="optimal", termination="optimal")
-    ref["result"]["frontier"] = [
+    ref.result["frontier"] = [
         {"deadline_s": 1.0, "objective": 10.0},
         {"deadline_s": 2.0, "objective": 7.0},
     ]
     heur = fake_record(other, 7.0, None)
-    heur["result"]["frontier"] = [
+    heur.result["frontier"] = [
         {"deadline_s": 1.5, "objective": 10.0 + pbs * 0.5 - 0.1},  # below E*(1.5): flagged
         {"deadline_s": 2.0, "objective": 7.0},  # on the frontier: fine
         {"deadline_s": 0.9, "objective": 50.0},  # faster than the fastest: flagged

@@ -11,7 +11,7 @@ import socket
 import threading
 import time
 
-from energyopt.bench import cells, cellserver
+from energyopt.bench import cellclient, cells
 from energyopt.core.result import _jsonable
 
 #: 60 MB: quadratic reading takes minutes here, linear reading well under a second.
@@ -32,10 +32,10 @@ def test_a_large_payload_arrives_whole_and_in_time():
     a, b = socket.socketpair()
     writer = threading.Thread(target=_send, args=(a, b"ready 1\n" + payload + b"\nexit 0\n"))
     writer.start()
-    reader = cellserver._Lines(b.fileno())
+    reader = cellclient._Lines(b.fileno())
     tick = time.perf_counter()
     try:
-        assert reader.until(tick + 30.0, cellserver._ended)
+        assert reader.until(tick + 30.0, cellclient._ended)
     finally:
         b.close()
         writer.join()
@@ -49,7 +49,7 @@ def test_read_stops_at_the_line_end_in_the_last_chunk_only():
     writer = threading.Thread(target=_send, args=(a, b"x" * PAYLOAD_BYTES + b"\nrest"))
     writer.start()
     try:
-        out, state = cells._read(b.fileno(), time.perf_counter() + 30.0, until=b"\n")
+        out, state = cells.read_until(b.fileno(), time.perf_counter() + 30.0, until=b"\n")
     finally:
         b.close()
         writer.join()

@@ -1,5 +1,5 @@
-"""Planning in the cell server: the bench process imports no family, and the cells are
-those that planning in-process gives (issue 17: start-up of whole ``bench`` runs)."""
+"""Planning runs in the bench process (no round trip through the cell server), and bad
+arguments are refused before the cell server starts (issue 27, issue 28)."""
 
 from __future__ import annotations
 
@@ -8,61 +8,37 @@ import subprocess
 import sys
 
 import pytest
-from benchutil import ROOT
+from benchutil import ROOT, cli
 
-from energyopt.bench.cells import cells_from_json, cells_to_json
-from energyopt.bench.runner import plan_cells, plan_here
+from energyopt.bench.runner import check_bench_arguments, plan_cells
 from energyopt.core.errors import InstanceError
 
-#: What the families pull in; the bench process must not import any of it.
-HEAVY = ("energyopt.capacity", "energyopt.pipeline", "energyopt.powercap", "energyopt.tuning",
-         "pyomo", "scipy", "pandas", "highspy", "ortools", "numpy")  # fmt: skip
+
+def test_planning_gives_one_cell_per_key_and_shares_instance_texts(instance_files):
+    files = [str(p) for p in instance_files]
+    cells = plan_cells(suite="smoke", files=files + files[:1], families=["pipeline"],
+                       methods=["highs", "bruteforce"], seeds=[0, 3], options={"x": [1, 2]},
+                       time_limit_s=5.0, grace_s=1.0)  # fmt: skip
+    assert len(cells) == len({c.key for c in cells}) > 0
+    assert {c.method for c in cells} == {"highs", "bruteforce"}
+    assert all(c.options == (("x", [1, 2]),) and c.grace_s == 1.0 for c in cells)
 
 
-def test_bench_process_imports_no_family_or_solver():
-    script = (
-        "import json, sys\n"
-        "from energyopt.bench.runner import plan_cells\n"
-        "cells = plan_cells(suite='smoke', time_limit_s=5, check_options=True,"
-        " options={'tau_s': 0.001})\n"
-        "print(json.dumps([len(cells), sorted({c.family for c in cells}), sorted(sys.modules)]))\n"
-    )
-    run = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=300
-    )
-    assert run.returncode == 0, run.stderr
-    count, families, modules = json.loads(run.stdout)
-    assert count > 0 and len(families) >= 2
-    heavy = [m for m in modules if m.split(".")[0] in HEAVY or m.startswith(HEAVY)]
-    assert heavy == []
+def test_planning_starts_no_cell_server(instance_files):
+    from energyopt.bench import cellclient
 
-
-def _request(**kw):
-    base = {"suite": None, "files": [], "families": None, "methods": None, "seeds": [0],
-            "time_limit_s": 5.0, "options": {}, "plugins": [], "grace_s": 1.0}  # fmt: skip
-    return {**base, **kw}
-
-
-def test_cells_planned_in_the_server_are_those_planned_here(instance_files):
-    kw = _request(suite="smoke", files=[str(p) for p in instance_files], families=["pipeline"],
-                  methods=["highs", "bruteforce"], seeds=[0, 3], options={"x": [1, 2]})  # fmt: skip
-    served = plan_cells(**kw)
-    here = plan_here(**kw)
-    assert len(served) == len(here) > 0
-    assert served == here
-    # One text per instance: the cells of an instance share it, as planned here.
-    assert len({id(c.instance_json) for c in served}) == len({c.instance_id for c in served})
-    assert cells_from_json(json.loads(json.dumps(cells_to_json(here)))) == here
+    cellclient.stop_server()
+    plan_cells(files=instance_files[:1], methods=["highs"])
+    assert cellclient._SERVER is None
 
 
 def test_relative_paths_are_read_from_the_callers_directory(instance_files, monkeypatch):
-    plan_cells(files=instance_files[:1], methods=["highs"])  # the server runs from here
     monkeypatch.chdir(instance_files[0].parent)
     (cell,) = plan_cells(files=[instance_files[1].name], methods=["highs"])
     assert cell.origin == instance_files[1].name
 
 
-def test_planning_errors_come_back_as_raised(instance_files, tmp_path):
+def test_planning_errors_are_raised_as_themselves(instance_files, tmp_path):
     with pytest.raises(ValueError, match="registered by no family here"):
         plan_cells(files=instance_files, methods=["no-such-method"])
     with pytest.raises(ValueError, match="no selected method takes this option"):
@@ -78,27 +54,56 @@ def test_planning_errors_come_back_as_raised(instance_files, tmp_path):
         plan_cells(files=instance_files, plugins=["no_such_plugin_module"])
 
 
-def test_cells_inherit_no_scipy_stats_and_can_still_use_it(instance_files, tmp_path):
-    """The cell server skips Pyomo's import of ``scipy.stats`` (a quarter of its start-up)
-    and imports with the garbage collector off; its cells get neither, and a cell that
-    asks for ``scipy.stats`` (through Pyomo's deferred ``scipy``) still gets it."""
-    from benchutil import PLUGIN, cli
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"time_limit_s": float("inf")}, "--time-limit = inf"),
+        ({"time_limit_s": -5.0}, "--time-limit = -5.0"),
+        ({"time_limit_s": True}, "--time-limit = True: must be a number"),
+        ({"grace_s": float("nan")}, "--grace = nan"),
+        ({"jobs": 0}, "--jobs must be at least 1, got 0"),
+        ({"jobs": 2.5}, "--jobs = 2.5: must be a whole number"),
+        ({"suite": None, "files": []}, "nothing to run"),
+    ],
+)
+def test_bench_arguments_are_checked_without_any_family(kw, message):
+    args = {"suite": "smoke", "files": [], "time_limit_s": 5.0, "grace_s": 1.0, "jobs": 1, **kw}
+    with pytest.raises(ValueError, match=message.replace(".", r"\.").replace("(", r"\(")):
+        check_bench_arguments(**args)
 
-    report = tmp_path / "modules.json"
-    run = cli(
-        "bench", str(instance_files[0]), "-m", "test-modules", "--plugin", PLUGIN,
-        "--store", str(tmp_path / "r.sqlite"), "--no-progress",
-        env={"BENCH_TEST_MODULES": str(report)}, timeout=300,
+
+def test_bad_time_limit_is_one_line_and_starts_no_cell_server(tmp_path):
+    """Issue 27: ``--time-limit inf`` printed its error, then a ``BrokenPipeError``
+    traceback from the cell server that had started before the check."""
+    run = cli("bench", "--suite", "smoke", "--time-limit", "inf", "--store",
+              str(tmp_path / "x.sqlite"), "--no-progress", timeout=120)  # fmt: skip
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        "energyopt bench: error: --time-limit = inf: must be a finite number of seconds > 0"
+    ]
+    assert "Traceback" not in run.stdout + run.stderr
+    assert not (tmp_path / "x.sqlite").exists()
+
+
+def test_server_on_a_closed_pipe_does_not_print_a_traceback(tmp_path):
+    """The server writes ``ready`` into a pipe whose reader has closed it (its parent
+    stopped on a bad argument before the server was ready): it exits quietly."""
+    from energyopt.bench.cells import child_env
+
+    sock = tmp_path / "s.sock"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "energyopt.bench.cellserver", str(sock)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=child_env(), cwd=ROOT,
     )  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
-    seen = json.loads(report.read_text())
-    assert seen == {
-        "scipy.stats": False,
-        "scipy.integrate": False,
-        "pyomo.environ": True,  # the solver stack is there: only the unused part is skipped
-        "gc_enabled": True,
-        "norm_cdf_0": 0.5,
-    }
+    proc.stdout.close()
+    proc.stdin.close()  # and the parent itself is gone
+    proc.wait(timeout=300)
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    assert not sock.exists()
 
 
 #: Modules the cell server imports before it is ready (what planning needs, and most

@@ -24,14 +24,15 @@ def test_overrun_killed_crash_and_mismatch_recorded(instance_files, tmp_path):
     run = cli(
         "bench",
         str(instance_files[0]),
-        "--methods", "test-hang", "test-crash", "test-mismatch", "bruteforce",
+        "-m", "test-hang", "-m", "test-crash", "-m", "test-mismatch", "-m", "bruteforce",
         "--time-limit", "0.5", "--grace", "1", "--jobs", "2",
         "--plugin", PLUGIN, "--store", str(store), "--no-progress",
         timeout=60,
     )  # fmt: skip
     # Issue 16: bench names the cells it lost and exits non-zero for them.
     assert run.returncode == 1, run.stderr
-    assert "4 run now (3 failed, 1 killed" in run.stdout
+    # Each lost cell is counted once: the hang as killed, the crash and the mismatch as failed.
+    assert "4 run now (2 failed, 1 killed" in run.stdout
     assert run.stdout.count("  lost: ") == 3 and "test-hang seed=0: killed" in run.stdout
     assert "bruteforce" not in run.stdout.split("lost:", 1)[1]
     rows = _rows(store)
@@ -48,7 +49,7 @@ def test_overrun_killed_crash_and_mismatch_recorded(instance_files, tmp_path):
     # A restart retries failed cells only when asked to (--retry-failed).
     retry = cli(
         "bench", str(instance_files[0]),
-        "--methods", "test-crash", "bruteforce", "--retry-failed",
+        "-m", "test-crash", "-m", "bruteforce", "--retry-failed",
         "--time-limit", "0.5", "--plugin", PLUGIN, "--store", str(store), "--no-progress",
         timeout=60,
     )  # fmt: skip
@@ -73,7 +74,7 @@ def test_time_limit_kill_takes_the_cells_children(instance_files, tmp_path):
     pid_file = tmp_path / "child.pid"
     store = tmp_path / "r.sqlite"
     run = cli(
-        "bench", str(instance_files[0]), "--methods", "test-hang-child",
+        "bench", str(instance_files[0]), "-m", "test-hang-child",
         "--time-limit", "0.3", "--grace", "0.2", "--allow-failures",
         "--plugin", PLUGIN, "--store", str(store), "--no-progress",
         env={"BENCH_TEST_CHILD_PID": str(pid_file)}, timeout=60,

@@ -33,7 +33,7 @@ def test_sigkill_then_restart(instance_files, tmp_path):
     env["BENCH_TEST_LOG"] = str(log)
     args = [
         sys.executable, "-m", "energyopt.cli", "bench", *map(str, instance_files),
-        "--methods", "test-sleep", "--seeds", "0", "1",
+        "-m", "test-sleep", "--seeds", "0", "1",
         "-o", "sleep_s=0.6", "--time-limit", "30", "--jobs", "2",
         "--plugin", PLUGIN, "--store", str(store), "--no-progress",
     ]  # fmt: skip

@@ -71,14 +71,16 @@ def test_unknown_method_and_empty_plans_are_clear_errors(instance_files):
 
 def test_fresh_interpreter_and_forked_worker_agree(instance_files):
     """The fallback for daemonic Dask workers (a fresh interpreter) gives the same record."""
-    from energyopt.bench.cells import run_cell
+    from energyopt.bench.cellclient import run_cell
+    from energyopt.bench.cells import CellRecord
 
     (cell,) = plan_cells(files=instance_files[:1], methods=["bruteforce"], time_limit_s=20)
     forked = run_cell(cell.to_spec(), mode="fork")
     fresh = run_cell(cell.to_spec(), mode="subprocess")
-    assert forked["outcome"] == fresh["outcome"] == "finished"
+    assert isinstance(forked, CellRecord) and isinstance(fresh, CellRecord)
+    assert forked.outcome == fresh.outcome == "finished"
     for field in ("objective", "bound", "status", "termination", "solution"):
-        assert forked["result"][field] == fresh["result"][field]
+        assert forked.result[field] == fresh.result[field]
 
 
 def test_failed_cells_are_retried_only_when_asked(tmp_path):

@@ -23,7 +23,7 @@ def test_seeded_bounds_are_shared_per_seed_only(tmp_path):
         for seed, obj, bound in ((0, 100.0, 99.0), (1, 98.0, 97.0)):
             cell = make_cell(inst, "zeus", seed=seed, time_limit_s=1, suite="file", origin="x")
             rec = fake_record(cell, obj, bound)
-            rec["result"]["seed"] = seed
+            rec.result["seed"] = seed
             db.add_cell(cell.to_spec(), rec, run)
     report = build_report(store, plots=False)
     assert report.bugs == []

@@ -9,7 +9,6 @@ batch's schedules with the evaluator.
 from __future__ import annotations
 
 import random
-import time
 
 import pytest
 
@@ -17,6 +16,7 @@ from energyopt.capacity import evaluate, greedy
 from energyopt.capacity.generators import job_stream, random_point, scenario_cluster
 from energyopt.capacity.greedy_batch import _stream
 from energyopt.capacity.simulator import simulate
+from energyopt.core.timelimit import TimeBudget
 
 from .helpers import menu_point
 
@@ -101,11 +101,11 @@ def test_batch_deadline(monkeypatch):
     inst = random_point(4, 20, 30, max_gpus=3)
     first = run(monkeypatch, "batch", inst, 1, seed=1)
     # A deadline already passed: iteration 0 only, and the trace says it stopped.
-    past = run(monkeypatch, "batch", inst, 500, seed=1, deadline=time.perf_counter() - 1)
+    past = run(monkeypatch, "batch", inst, 500, seed=1, budget=TimeBudget(0.0))
     assert past[:2] == first[:2] and past[2].best_per_iteration == first[2].best_per_iteration
     assert past[2].stopped_at_deadline
     # A far deadline: every iteration, in several batches, as without one.
-    far = run(monkeypatch, "batch", inst, 500, seed=1, deadline=time.perf_counter() + 600)
+    far = run(monkeypatch, "batch", inst, 500, seed=1, budget=TimeBudget(600.0))
     none = run(monkeypatch, "loop", inst, 500, seed=1)
     assert same(far, none)
 

@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from energyopt.capacity import Node
-from energyopt.capacity.generators import JobSpec, job_stream, scenario_cluster
+from energyopt.capacity.generators import SubmittedJob, job_stream, scenario_cluster
 from energyopt.capacity.simulator import simulate
 
 PRICE = dict(energy_price_eur_per_kwh=3.6, pue=1.0)  # 1e-6 EUR per joule
@@ -28,8 +28,8 @@ def preemption_case():
     """
     nodes = (Node("v", "V100", 1, 100.0, 200.0),)
     jobs = (
-        JobSpec("A", "test", 0.0, 1e5, 1e-3, 2, {"V100": (100.0,)}),
-        JobSpec("B", "test", 150.0, 260.0, 1e-3, 1, {"V100": (100.0,)}),
+        SubmittedJob("A", "test", 0.0, 1e5, 1e-3, 2, {"V100": (100.0,)}),
+        SubmittedJob("B", "test", 150.0, 260.0, 1e-3, 1, {"V100": (100.0,)}),
     )
     return nodes, jobs
 

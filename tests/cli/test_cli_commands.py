@@ -100,14 +100,16 @@ def test_report_defaults_beside_the_store():
     assert default_report_dir("out/results.sqlite") == Path("out/results-report")
 
 
-def test_bench_takes_m_repeated_and_methods_as_deprecated(tiny, tmp_path, capsys):
+def test_bench_takes_m_repeated(tiny, tmp_path, capsys):
     store = tmp_path / "r.sqlite"
     args = ["bench", str(tiny), "--store", str(store), "--time-limit", "20"]
     assert main([*args, "-m", "bruteforce", "-m", "envpipe"]) == 0
     out = capsys.readouterr().out
     assert ": 2 cells, 0 already in the store, 2 run now (0 failed" in out
-    assert main([*args, "--methods", "bruteforce", "zeus-global"]) == 0
-    assert "--methods is deprecated" in capsys.readouterr().err
+    # The former ``--methods A B`` is gone (no deprecation shims): argparse refuses it.
+    with pytest.raises(SystemExit) as exc:
+        main([*args, "--methods", "bruteforce", "zeus-global"])
+    assert exc.value.code == 2
     assert main(["report", str(store), "--no-plots"]) == 0
     assert (tmp_path / "r-report" / "index.html").exists()
 
@@ -181,7 +183,7 @@ def test_time_left():
 
     # Started 2 s ago with a 10 s limit: 10 - 2 - the exit reserve is left (to rounding).
     left = _time_left(10.0, time.perf_counter() - 2.0)
-    assert 10.0 - 2.0 - EXIT_RESERVE_S - 0.1 < left <= 10.0 - 2.0 - EXIT_RESERVE_S
+    assert 10.0 - 2.0 - EXIT_RESERVE_S - 0.5 < left <= 10.0 - 2.0 - EXIT_RESERVE_S
     assert _time_left(1.0, time.perf_counter() - 5.0) == 0.01  # never 0: some methods refuse it
     assert _time_left(None, 0.0) is None
 

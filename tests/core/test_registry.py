@@ -71,6 +71,17 @@ def test_registry_lists_pipeline_methods():
         assert names[name].exact
 
 
+def test_methods_of_an_instance_are_those_that_run_on_it():
+    from energyopt.capacity.suites import suite
+
+    point, scenario = suite("smoke")[0], suite("smoke")[-1]
+    everything = set(energyopt.methods("capacity"))
+    on_point, on_scenario = (set(energyopt.methods("capacity", i)) for i in (point, scenario))
+    assert on_point and on_scenario and not on_point & on_scenario
+    assert on_point | on_scenario == everything
+    assert {"highs", "fifo"} <= on_point and "offline-bound" in on_scenario
+
+
 # --- Options declared once, checked before any work (issue 27's list, issue 28) ---
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -91,9 +102,10 @@ BAD_OPTIONS = [
     (PIPELINE, "cpsat", "resolution_s", -1, "must be >="),
     (PIPELINE, "cpsat", "workers", "many", "not a string"),
     (PIPELINE, "exact-frontier", "max_points", -5, "must be >= 1"),
-    (PIPELINE, "exact-frontier", "step_s", -1, "must be > 0"),
-    (PIPELINE, "exact-frontier", "step_s", 0, "must be > 0"),
-    (PIPELINE, "exact-frontier", "step_s", "x", "not a string"),
+    # step_s was a deprecated, ignored option: it is gone, so any value is refused.
+    (PIPELINE, "exact-frontier", "step_s", -1, "unknown option"),
+    (PIPELINE, "exact-frontier", "step_s", 0, "unknown option"),
+    (PIPELINE, "exact-frontier", "step_s", "x", "unknown option"),
     (PIPELINE, "lns", "window", -1, "must be > 0"),
     (PIPELINE, "lns", "reach", -1, "must be >= 0"),
     (PIPELINE, "lns", "max_idle", -1, "must be >= 1"),

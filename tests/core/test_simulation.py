@@ -6,15 +6,15 @@ import pytest
 
 import energyopt
 from energyopt.capacity import Node
-from energyopt.capacity.generators import JobSpec
+from energyopt.capacity.generators import SubmittedJob
 
 
 def test_capacity_method_name_and_policy_give_the_same_run():
     # Two jobs on one 1-GPU node: FIFO runs A (0-200 s), then B (200-300 s).
     nodes = (Node("v", "V100", 1, 100.0, 200.0),)
     jobs = (
-        JobSpec("A", "test", 0.0, 1e5, 1e-3, 2, {"V100": (100.0,)}),
-        JobSpec("B", "test", 150.0, 260.0, 1e-3, 1, {"V100": (100.0,)}),
+        SubmittedJob("A", "test", 0.0, 1e5, 1e-3, 2, {"V100": (100.0,)}),
+        SubmittedJob("B", "test", 150.0, 260.0, 1e-3, 1, {"V100": (100.0,)}),
     )
     by_name = energyopt.simulate("capacity", "fifo", nodes=nodes, jobs=jobs)
 

@@ -27,7 +27,8 @@ from energyopt.core.files import MAX_COLUMNS, MAX_HEADER_BYTES
 from energyopt.core.instance import load_instance
 from energyopt.pipeline.from_profile import read_any_profile
 from energyopt.pipeline.readers import read_perseus_profile, read_perseus_stage_profile
-from energyopt.profiles.readers import MAX_ROWS, read_zeus_monitor_log, read_zeus_power_trace
+from energyopt.profiles import read_zeus_monitor_log
+from energyopt.profiles.readers import MAX_ROWS, read_zeus_power_trace
 from energyopt.profiles.schema import MAX_PROFILE_ROWS, read_profile
 from energyopt.tuning.trace import read_power_trace, read_train_trace
 

@@ -30,9 +30,12 @@ def test_paper_suite_shapes_and_errors():
         (8, 96),
         (4, 8),
         (8, 16),
-    ] + [(8, m) for m in (12, 12, 24, 24, 48, 48, 96, 96)]
-    gpt3 = insts[6:]
-    assert all(i.source.startswith("measured: Perseus") for i in gpt3)
+    ] + 2 * [(8, m) for m in (12, 12, 24, 24, 48, 48, 96, 96)]
+    gpt3, bloom = insts[6:14], insts[14:]
+    assert all(i.source.startswith("measured: Perseus") for i in gpt3 + bloom)
+    assert all(i.name.startswith("bloom-a100-") and "bloom+a100" in i.source for i in bloom)
+    # Bloom at 12 microbatches: all 1410 MHz runs 2.8235 s (pem_authors.py envpipe: 28.235).
+    assert bloom[0].deadline_s == pytest.approx(2.8235, abs=1e-4)
     # Deadlines: the all-max-clock iteration time (12 microbatches: 2.8365 s, data README)
     # and 1.1 x it.
     assert gpt3[0].deadline_s == pytest.approx(2.8365, abs=1e-4)

@@ -202,18 +202,19 @@ def test_profile_file_round_trip_keeps_metadata(tmp_path: Path) -> None:
     assert "collected_at" in back.attrs
 
 
-def test_old_conversion_paths_are_deprecated_aliases():
+def test_old_conversion_paths_are_gone():
+    """Conversion to a family's instance lives in that family only (no alias in profiles)."""
     import energyopt.profiles as profiles
     import energyopt.profiles.convert as convert
-
-    with pytest.warns(DeprecationWarning, match="energyopt.pipeline.from_profile"):
-        assert profiles.to_pem_instance is to_pem_instance
-    with pytest.warns(DeprecationWarning):
-        assert convert.to_option_tables is to_option_tables
     import energyopt.profiles.readers as readers
 
-    with pytest.warns(DeprecationWarning, match="energyopt.pipeline.readers"):
-        assert readers.read_perseus_stage_profile is read_perseus_stage_profile
+    for module, name in [
+        (profiles, "to_pem_instance"),
+        (convert, "to_option_tables"),
+        (readers, "read_perseus_stage_profile"),
+    ]:
+        with pytest.raises(AttributeError):
+            getattr(module, name)
 
 
 def test_zeus_trace_stops_at_the_first_repeated_row(tmp_path: Path) -> None:

@@ -174,7 +174,8 @@ def test_grid_search_with_early_stopping_never_gives_up(inst, seed):
 
 @given(tuning_instances())
 def test_time_limited_replay_is_the_evaluated_prefix_plus_the_incumbent(inst):
-    from energyopt.tuning.methods import incumbent_config, time_limited_result
+    from energyopt.tuning.hooks import HOOKS
+    from energyopt.tuning.policyreplay import incumbent_config, time_limited_result
     from energyopt.tuning.realisation import references
     from energyopt.tuning.replay import ReplayLog
 
@@ -184,7 +185,7 @@ def test_time_limited_replay_is_the_evaluated_prefix_plus_the_incumbent(inst):
     # Cut the log after its first recurrence, as a time limit would.
     log = ReplayLog(tuple(x for x in full.solution.runs if x.recurrence == 0), 1)
     refs = references(Realisation(inst, 0))
-    cut = time_limited_result(inst, "grid-search", log, refs)
+    cut = time_limited_result(HOOKS, inst, "grid-search", log, refs)
     assert cut.termination is TerminationReason.TIME_LIMIT
     b, p = incumbent_config(inst, log)
     assert [b, p] == cut.extra["incumbent_config"]

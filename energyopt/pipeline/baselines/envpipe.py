@@ -1,29 +1,33 @@
 """EnvPipe's envelope frequency planner (EnvPipe 4.4, Algorithms 1-2), method ``envpipe``.
 
-1. Run every computation at the maximum clock and walk its critical path
-   (EnvPipe Algorithm 2): the *outer envelope*.
-2. Computations off the envelope go to their energy-optimal clock (the bottom
-   of the energy valley: least measured energy), envelope computations stay at
-   the maximum clock.
-3. Repeat (Algorithm 1): find the critical path; while it is not the envelope,
-   raise clocks on it. ``balanced`` (EnvPipe's default): every unit on the path
-   at the lowest clock among the path's units goes up one clock step.
-   ``greedy``: the last unit of the path not at the maximum clock goes to the
-   maximum.
+Three planners (``planner=``), the default being the authors' own code:
 
-It stops when the critical path is the envelope, i.e. when the iteration is as
-fast as with all maximum clocks (the planner's goal: no slowdown); the test is
-on the makespan, so a tie between the envelope and another path of the same
-length ends the loop too. Every iteration raises at least one clock, so the
-loop ends. The energy-optimal clock is the one of least *raw* energy, as in
-EnvPipe's energy valley (EnvPipe does not model blocking power).
+``"authors"`` (default; EnvPipe's ``DeepSpeed/deepspeed/runtime/pipe/reconfiguration.py``)
+    1. The envelope is fixed by structure (:func:`structural_envelope`): every unit of
+       the last stage and every stage's first forward and last backward run at the
+       maximum clock; all others start at their energy-optimal clock (the bottom of
+       the energy valley: least measured energy).
+    2. Repeat: find the critical path; while it leaves the envelope, raise clocks on
+       it. ``balanced``: every unit at the path's lowest MHz goes up one clock step
+       (all at once); ``greedy``: the last unit of the path below the maximum goes
+       up :data:`GREEDY_STEPS` steps. Options are ranked by MHz.
+    Their critical-path search compares each unit's measured receive time with a
+    threshold (a few times the receive time without a bubble); an instance holds no
+    communication time, so the walk here is Algorithm 2's, which goes to the
+    cross-stage predecessor exactly when the unit waited for it.
+``"paper"`` (Algorithms 1-2 as printed)
+    The envelope is Algorithm 2's critical path with every unit at the maximum
+    clock; the loop ends when the critical path is the envelope, read as the
+    makespan being back at the baseline (a tie ends it too); ``greedy`` sends the
+    last unit of the path below the maximum straight to the maximum.
+``"improved"``
+    The paper's, with options ranked by measured time (:func:`ladder`): the
+    "maximum clock" is the fastest option even where a lower clock runs faster.
 
-"Maximum clock", "lowest clock" and "one clock step up" need an order of the
-options (:func:`ladder`). ``ranking="time"`` (default) orders them by measured
-time, so the maximum is the fastest option; ``ranking="clock"`` orders them by
-MHz, as the Perseus authors' EnvPipe emulation does (+15 MHz per step). They
-agree where time falls with the clock (GPT-3 on A100); on measured profiles
-where a lower clock runs faster they do not (docs/pipeline.md, EnvPipe).
+Every iteration raises at least one clock, so the loop ends. The energy-optimal
+clock is the one of least *raw* energy, as in EnvPipe's energy valley (EnvPipe does
+not model blocking power). The Perseus authors' EnvPipe results on GPT-3 and Bloom
+are the ``"authors"`` planner on 1F1B to the file's last digit (docs/pipeline.md).
 
 The planner works on whatever schedule the instance holds. EnvPipe's own
 scheduler (EnvPipe 4.3) is :func:`energyopt.pipeline.baselines.envpipe_scheduler.envpipe_schedule`,
@@ -45,9 +49,17 @@ from energyopt.pipeline.evaluator import evaluate
 from energyopt.pipeline.instance import PemInstance
 from energyopt.pipeline.options import OptionTable
 from energyopt.pipeline.results import pem_result
+from energyopt.pipeline.schedules import BACKWARD, FORWARD
 
 POLICIES = ("balanced", "greedy")
 RANKINGS = ("time", "clock")
+#: ``"authors"``: EnvPipe's own implementation (its ``reconfiguration.py``), which the
+#: Perseus authors' results reproduce; ``"paper"``: Algorithms 1-2 as printed;
+#: ``"improved"``: as printed, ranking options by measured time (:func:`ladder`).
+PLANNERS = ("authors", "paper", "improved")
+#: Clock steps the authors' greedy policy raises a unit by at once (their
+#: ``reconfigure_granularity * 3``, "to match the number of reconfigurations" of balanced).
+GREEDY_STEPS = 3
 #: Where units off the envelope start: ``"energy"``, the least measured energy;
 #: ``"lowtime"``, as the Perseus authors' emulation script (:func:`valley_option`).
 VALLEYS = ("energy", "lowtime")
@@ -108,6 +120,35 @@ def ladder(table: OptionTable, ranking: str) -> list[int]:
     return sorted(k, key=lambda i: (table.sm_clock_mhz[i], -table.time_s[i], i))
 
 
+def structural_envelope(instance: PemInstance) -> set[int] | None:
+    """EnvPipe's fixed envelope: the last stage, and every stage's first forward and last backward.
+
+    The authors' implementation pins these units at the maximum clock (their
+    ``ENVPIPE_TYPE_ENVELOPE``) instead of walking the all-maximum critical path. It
+    needs a pipeline of forward and backward computations with microbatch indices;
+    ``None`` when the instance has any other computation (a link, a general DAG node).
+    """
+    comps = instance.computations
+    if not comps or any(c.kind not in (FORWARD, BACKWARD) or c.microbatch is None for c in comps):
+        return None
+    last_stage = max(c.stage for c in comps)
+    last_mb = max((c.microbatch for c in comps if c.kind == BACKWARD), default=None)
+    return {
+        i
+        for i, c in enumerate(comps)
+        if c.stage == last_stage
+        or (c.kind == FORWARD and c.microbatch == 0)
+        or (c.kind == BACKWARD and c.microbatch == last_mb)
+    }
+
+
+def default_ranking(planner: str) -> str:
+    """The option order of ``planner``: by MHz (authors, paper) or by measured time (improved)."""
+    if planner not in PLANNERS:
+        raise ValueError(f"planner = {planner!r}: expected one of {', '.join(PLANNERS)}")
+    return "time" if planner == "improved" else "clock"
+
+
 @dataclasses.dataclass
 class _Planner:
     """The state of Algorithm 1: ladders, the envelope, the current choice ``x``."""
@@ -116,6 +157,7 @@ class _Planner:
     policy: str
     ranking: str
     valley: str = "energy"
+    planner: str = "paper"
 
     def __post_init__(self) -> None:
         inst = self.instance
@@ -125,9 +167,23 @@ class _Planner:
         self.top = [lad[-1] for lad in self.ladders]
         self.rank = [{k: r for r, k in enumerate(lad)} for lad in self.ladders]
         self.envelope, self.t_base = critical_path(inst, self.dag, self.times(self.top))
+        fixed = structural_envelope(inst) if self.planner == "authors" else None
+        if fixed is not None:
+            self.envelope = sorted(fixed)
         env = set(self.envelope)
         valley = [valley_option(inst.options(i), self.valley) for i in range(n)]
         self.x = [self.top[i] if i in env else valley[i] for i in range(n)]
+
+    def done(self, path: list[int], span: float) -> bool:
+        """Algorithm 1's loop test on the current critical path and makespan.
+
+        The authors' implementation stops only when the path lies inside the envelope
+        (``need_to_reconfigure``); the paper's when the path is the envelope, which we
+        read as the makespan being back at the baseline (a tie ends it too).
+        """
+        if self.planner == "authors":
+            return set(path) <= set(self.envelope)
+        return self.at_baseline(span) or set(path) == set(self.envelope)
 
     def times(self, choice: list[int]) -> list[float]:
         t = self.instance.option_times
@@ -141,8 +197,13 @@ class _Planner:
         below = [v for v in path if self.x[v] != self.top[v]]
         if not below:
             return False
-        if self.policy == "greedy":  # backwards from the end of the path, to the maximum
-            self.x[below[-1]] = self.top[below[-1]]
+        if self.policy == "greedy":  # backwards from the end of the path
+            v = below[-1]
+            if self.planner == "authors":  # GREEDY_STEPS clock steps, at most to the top
+                up = min(self.rank[v][self.x[v]] + GREEDY_STEPS, len(self.ladders[v]) - 1)
+                self.x[v] = self.ladders[v][up]
+            else:  # as printed: straight to the maximum
+                self.x[v] = self.top[v]
             return True
         # balanced: the units at the path's lowest clock go up one step. By MHz when
         # ranking by clock (the authors' rule); otherwise by steps below the fastest option.
@@ -202,15 +263,20 @@ def outer_envelope(instance: PemInstance, ranking: str = "time") -> list[int]:
 def envpipe_plan(
     instance: PemInstance,
     policy: str = "balanced",
-    ranking: str = "time",
+    ranking: str | None = None,
     time_limit: float | None = None,
     valley: str = "energy",
+    planner: str = "authors",
 ) -> tuple[tuple[int, ...], dict]:
     """The EnvPipe choice (option index per computation) and planner statistics.
 
-    ``ranking`` (:func:`ladder`): ``"time"`` (default) reads "the maximum clock" and
-    "raise the clock" as the fastest measured option and the next faster one;
-    ``"clock"`` ranks by MHz as the Perseus authors' emulation does. ``valley``
+    ``planner`` (:data:`PLANNERS`): ``"authors"`` (default) as EnvPipe's own code: the
+    envelope fixed by structure (:func:`structural_envelope`), options by MHz, the loop
+    ends when the critical path lies inside the envelope, greedy raises
+    :data:`GREEDY_STEPS` steps; ``"paper"``: Algorithms 1-2 as printed (the envelope
+    walked, the loop ends at the baseline time, greedy to the maximum); ``"improved"``:
+    the paper's with options by measured time. ``ranking`` (:func:`ladder`) overrides
+    the planner's order (``None``: :func:`default_ranking`). ``valley``
     (:func:`valley_option`) picks where units off the envelope start.
 
     At ``time_limit`` seconds the loop stops (``stats["stopped"]``) and every unit
@@ -220,11 +286,12 @@ def envpipe_plan(
     budget = TimeBudget(time_limit)
     if policy not in POLICIES:
         raise ValueError(f"policy = {policy!r}: expected one of {', '.join(POLICIES)}")
-    plan = _Planner(instance, policy, ranking, valley)
+    ranking = default_ranking(planner) if ranking is None else ranking
+    plan = _Planner(instance, policy, ranking, valley, planner)
     iterations, stopped = 0, ""
     while True:
         path, span = critical_path(instance, plan.dag, plan.times(plan.x))
-        if plan.at_baseline(span) or set(path) == set(plan.envelope):
+        if plan.done(path, span):
             break
         if budget.expired():
             stopped = f"time limit {time_limit} s"
@@ -238,6 +305,7 @@ def envpipe_plan(
         "envelope_size": len(plan.envelope),
         "baseline_time_s": plan.t_base,
         "policy": policy,
+        "planner": planner,
         "ranking": ranking,
         "valley": valley,
         "stopped": stopped,
@@ -248,9 +316,10 @@ def envpipe_result(
     instance: PemInstance,
     policy: str,
     method: str,
-    ranking: str = "time",
+    ranking: str | None = None,
     time_limit: float | None = None,
     valley: str = "energy",
+    planner: str = "authors",
 ) -> Result:
     """Plan, score with the evaluator and wrap as a :class:`Result`.
 
@@ -259,7 +328,7 @@ def envpipe_result(
     plan restored to the baseline time (:func:`envpipe_plan`).
     """
     tick = time.perf_counter()
-    choice, stats = envpipe_plan(instance, policy, ranking, time_limit, valley)
+    choice, stats = envpipe_plan(instance, policy, ranking, time_limit, valley, planner)
     ev = evaluate(instance, choice)
     stats["source"] = instance.source
     if not ev.feasible:
@@ -273,5 +342,5 @@ def envpipe_result(
         )
     else:
         done = TerminationReason.TIME_LIMIT if stats["stopped"] else TerminationReason.COMPLETED
-        res = pem_result(instance, method, choice, termination=done, extra=stats)
+        res = pem_result(instance, method, choice, evaluation=ev, termination=done, extra=stats)
     return dataclasses.replace(res, runtime_s=time.perf_counter() - tick)

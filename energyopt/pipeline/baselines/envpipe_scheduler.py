@@ -77,14 +77,16 @@ def envpipe_warmups(
     instance: PemInstance,
     *,
     policy: str = "balanced",
-    ranking: str = "time",
+    ranking: str | None = None,
     valley: str = "energy",
+    planner: str = "authors",
     max_inflight: int | None = None,
     time_limit: float | None = None,
 ) -> tuple[list[int], dict]:
     """Warm-up forwards per stage chosen by the EnvPipe scheduler, and statistics.
 
-    ``policy``, ``ranking`` and ``valley`` are the frequency planner's (:func:`envpipe_plan`).
+    ``policy``, ``ranking``, ``valley`` and ``planner`` are the frequency planner's
+    (:func:`envpipe_plan`).
     At ``time_limit`` seconds the search stops with the best warm-ups so far
     (``stats["stopped"]``); 1F1B itself is always a valid answer.
     """
@@ -92,7 +94,7 @@ def envpipe_warmups(
     cap = _check_1f1b(instance, max_inflight)
     S, M = instance.num_stages, int(instance.num_microbatches)
     warm = [min(S - s - 1, M) for s in range(S)]
-    energy, t_base = _score(instance, warm, (policy, ranking, None, valley))
+    energy, t_base = _score(instance, warm, (policy, ranking, None, valley, planner))
     stats = {"1f1b_energy_j": energy, "1f1b_time_s": t_base, "moves": 0, "stopped": ""}
     while True:
         best = None
@@ -104,7 +106,7 @@ def envpipe_warmups(
                 stats["stopped"] = f"time limit {time_limit} s"
                 return warm, {**stats, "energy_j": energy}
             trial = [*warm[:s], warm[s] + 1, *warm[s + 1 :]]
-            e, t = _score(instance, trial, (policy, ranking, None, valley))
+            e, t = _score(instance, trial, (policy, ranking, None, valley, planner))
             no_slower = t <= t_base * (1 + _RTOL)
             if no_slower and e < (energy if best is None else best[0]) * (1 - _RTOL):
                 best = (e, trial)
@@ -131,7 +133,7 @@ def envpipe_schedule(instance: PemInstance, **options: Any) -> PemInstance:
     Run ``envpipe`` (or any method, for comparison) on the result: EnvPipe with
     its scheduler is ``energyopt.solve(envpipe_schedule(inst), "envpipe")``.
     ``options`` are :func:`envpipe_warmups`' keywords (``policy``, ``ranking``,
-    ``valley``, ``max_inflight``, ``time_limit``).
+    ``valley``, ``planner``, ``max_inflight``, ``time_limit``).
     """
     warm, _ = envpipe_warmups(instance, **options)
     return rescheduled(instance, warm)

@@ -69,13 +69,13 @@ def straggler_lookup(
         raise InstanceError(f"t_straggler_s = {t_straggler_s!r}: must be positive")
     pbs = instance.p_blocking_w * instance.num_stages
     # Effective energy C = E(T) - P_b S T is what Eq. 4 minimises; T* is its argmin.
-    star = min(points, key=lambda p: (p.objective - pbs * p.deadline_s, p.deadline_s))
-    t_opt = min(star.deadline_s, float(t_straggler_s))
-    ok = [p for p in points if p.deadline_s <= t_opt * (1 + 1e-9)]
+    star = min(points, key=lambda p: (p.objective - pbs * p.makespan_s, p.makespan_s))
+    t_opt = min(star.makespan_s, float(t_straggler_s))
+    ok = [p for p in points if p.makespan_s <= t_opt * (1 + 1e-9)]
     if not ok:
-        pick = min(points, key=lambda p: p.deadline_s)
+        pick = min(points, key=lambda p: p.makespan_s)
         ev = evaluate(instance, pick.solution, None)
     else:
-        pick = min(ok, key=lambda p: p.objective - pbs * p.deadline_s)
-        ev = evaluate(instance, pick.solution, max(float(t_straggler_s), pick.deadline_s))
-    return StragglerPlan(float(t_straggler_s), star.deadline_s, t_opt, pick.solution, ev)
+        pick = min(ok, key=lambda p: p.objective - pbs * p.makespan_s)
+        ev = evaluate(instance, pick.solution, max(float(t_straggler_s), pick.makespan_s))
+    return StragglerPlan(float(t_straggler_s), star.makespan_s, t_opt, pick.solution, ev)

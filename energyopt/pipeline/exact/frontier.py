@@ -46,7 +46,6 @@ def exact_frontier(
     time_limit: float | None = None,
     seed: int | None = None,
     solver: str = "highs",
-    step_s: float | None = None,
     max_points: int = 500,
     **solver_options: Any,
 ) -> Result:
@@ -58,11 +57,6 @@ def exact_frontier(
         Solves the instance at one deadline with the exact method ``solver``.
     solver
         Exact method used for each point (``"highs"`` or ``"cpsat"``).
-    step_s
-        Deprecated, ignored: the next deadline lies just below the previous
-        breakpoint's makespan m, at ``m (1 - 2 DEADLINE_RTOL)``, the largest deadline
-        at which the evaluator rejects a makespan of m. A fixed step skipped
-        breakpoints closer together than the step.
     max_points
         Stop after this many breakpoints (the result then says so).
 
@@ -106,10 +100,10 @@ def exact_frontier(
             termination = TerminationReason.ITERATION_LIMIT
             message = f"stopped after {max_points} points"
             break
-        deadline = point.deadline_s * (1 - 2 * DEADLINE_RTOL)
-        if point.deadline_s <= t_fast or deadline < t_fast * (1 - 2 * DEADLINE_RTOL):
+        deadline = point.makespan_s * (1 - 2 * DEADLINE_RTOL)
+        if point.makespan_s <= t_fast or deadline < t_fast * (1 - 2 * DEADLINE_RTOL):
             break
-    points.sort(key=lambda p: p.deadline_s)
+    points.sort(key=lambda p: p.makespan_s)
     return _frontier_result(instance, points, termination, message, solver)
 
 
@@ -136,7 +130,7 @@ def _frontier_result(
     (the slowest point within it) or, without a deadline, at its least energy."""
     objective = bound = solution = None
     T = instance.deadline_s
-    feasible = [p for p in points if T is None or p.deadline_s <= T * (1 + DEADLINE_RTOL)]
+    feasible = [p for p in points if T is None or p.makespan_s <= T * (1 + DEADLINE_RTOL)]
     if feasible:
         pick = feasible[-1] if T is not None else min(points, key=lambda p: p.objective)
         solution = pick.solution

@@ -380,6 +380,14 @@ def bound_curve(
     return BoundCurve(tuple(tangents), lo, hi, pbs, solves, runtime_s=time.perf_counter() - tick)
 
 
+def curve_or_none(instance: PemInstance, time_limit: float | None = None) -> BoundCurve | None:
+    """:func:`bound_curve`, or ``None`` when its first LPs ran out of ``time_limit``."""
+    try:
+        return bound_curve(instance, time_limit=time_limit)
+    except LpTimeLimit:
+        return None
+
+
 def certify_frontier(
     curve: BoundCurve, points: tuple[FrontierPoint, ...]
 ) -> tuple[tuple[FrontierPoint, ...], dict[str, float | None]]:
@@ -388,7 +396,7 @@ def certify_frontier(
     A point's energy is counted at its own makespan ``T``; any plan finishing by
     ``T`` uses at least ``curve.energy_bound(T)`` there, so that is its proven bound.
     """
-    out = tuple(dataclasses.replace(p, bound=curve.energy_bound(p.deadline_s)) for p in points)
+    out = tuple(dataclasses.replace(p, bound=curve.energy_bound(p.makespan_s)) for p in points)
     gaps = [g for g in (gap(p.objective, p.bound) for p in out) if g is not None]
     stats = {
         "frontier_gap_max": max(gaps) if gaps else None,

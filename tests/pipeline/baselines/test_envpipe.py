@@ -28,11 +28,13 @@ from energyopt.pipeline.baselines.envpipe import (
     envpipe_plan,
     ladder,
     outer_envelope,
+    structural_envelope,
     valley_option,
 )
 from energyopt.pipeline.baselines.envpipe_scheduler import envpipe_warmups, rescheduled
 from energyopt.pipeline.dag import CompactDag
 from energyopt.pipeline.exact.bruteforce import brute_force
+from energyopt.pipeline.reference import published_cases
 from energyopt.pipeline.schedules import Computation
 from tests.timing import assert_within, measured
 
@@ -116,15 +118,20 @@ def test_rankings_on_a_faster_lower_clock():
     # E starts at its valley (800 MHz, 1.2 s) and ends at 2.2: T = 3.2 s, path A, E, C.
     # By time, balanced raises E one step, to 1400 MHz (0.6 s): E ends at 1.6, T = 3 s.
     # Energy 30 + 6 = 36 J, blocking 10 * (6 - 3.6) = 24 J: 60 J.
-    res = energyopt.solve(inst, "envpipe")
+    res = energyopt.solve(inst, "envpipe", planner="improved")
     assert res.solution.choice == (0, 0, 0, 0) and res.objective == pytest.approx(60.0)
     # By MHz, one step up from 800 is 1100 MHz (0.5 s, 5 J): E ends at 1.5, T = 3 s.
     # Energy 30 + 5 = 35 J, blocking 10 * (6 - 3.5) = 25 J: 60 J as well; the plans differ.
-    res = energyopt.solve(inst, "envpipe", ranking="clock")
+    res = energyopt.solve(inst, "envpipe", planner="paper")
     assert res.solution.choice == (0, 0, 0, 1) and res.objective == pytest.approx(60.0)
     # Greedy sends E straight to the top: 1100 MHz by time, 1400 MHz by MHz.
-    assert energyopt.solve(inst, "envpipe-greedy").solution.choice == (0, 0, 0, 1)
-    res = energyopt.solve(inst, "envpipe-greedy", ranking="clock")
+    assert energyopt.solve(inst, "envpipe-greedy", planner="improved").solution.choice == (
+        0,
+        0,
+        0,
+        1,
+    )
+    res = energyopt.solve(inst, "envpipe-greedy", planner="paper")
     assert res.solution.choice == (0, 0, 0, 0)
 
 
@@ -137,11 +144,11 @@ def test_clock_ranking_keeps_a_slower_maximum_clock():
     # By time the top is 800 MHz: envelope A, B, C at 1.0 s, T = 3 s; E (valley 1.2 s) ends
     # at 2.2 > 2, balanced raises it to 1100 MHz (0.9 s), ends at 1.9: 9 * 3 + 3.5 = 30.5 J
     # + 10 * (6 - 3.9) = 21 J: 51.5 J at 3 s.
-    res = energyopt.solve(inst, "envpipe")
+    res = energyopt.solve(inst, "envpipe", planner="improved")
     assert res.objective == pytest.approx(51.5) and res.extra["iteration_time_s"] == 3.0
     # By MHz the envelope runs 1400 MHz: T = 3.6 s; E at its valley ends at 1.2 + 1.2 = 2.4
     # = B's end: T stays 3.6 s. 33 + 3 = 36 J + 10 * (7.2 - 4.8) = 24 J: 60 J at 3.6 s.
-    res = energyopt.solve(inst, "envpipe", ranking="clock")
+    res = energyopt.solve(inst, "envpipe", planner="paper")
     assert res.objective == pytest.approx(60.0)
     assert res.extra["iteration_time_s"] == pytest.approx(3.6)
 
@@ -185,23 +192,23 @@ def test_scheduler_by_hand():
     # The envelope walk passes s0F2 (s1F2 waits on it as long as on s1B1), so only s0F1
     # goes to 800 MHz: [1,3], still in time for s1F1 and s0B0 at 3. Energy
     # 11 * 10 + 6 = 116 J, blocking 1 W * (2 * 8 - 13) s = 3 J: 119 J.
-    res = energyopt.solve(inst, "envpipe")
+    res = energyopt.solve(inst, "envpipe", planner="improved")
     assert res.objective == pytest.approx(119.0) and res.extra["iteration_time_s"] == 8.0
     assert brute_force(inst, 8.0)[1] == pytest.approx(119.0)  # s0F0 or s0F2 slow: T = 9 s
     # One more warm-up forward on stage 0 (F0 F1 F2 B0 B1 B2): s0F2 [2,3] and s1F2 waits on
     # s1B1 (ends 5) anyway: T = 8 s, no slowdown. Now the envelope runs along stage 1, and
     # s0F1, s0F2 at 800 MHz end at 3 and 5; s0B0 [5,6], s0B1 [6,7], s0B2 [7,8] (after s1B2
     # at 7): T = 8 s. Energy 10 * 10 + 2 * 6 = 112 J, blocking 16 - 14 = 2 J: 114 J.
-    warm, stats = envpipe_warmups(inst)
+    warm, stats = envpipe_warmups(inst, planner="improved")
     assert warm == [2, 0] and stats["moves"] == 1
     assert stats["1f1b_energy_j"] == pytest.approx(119.0)
-    sched = envpipe_schedule(inst)
+    sched = envpipe_schedule(inst, planner="improved")
     assert sched.computations == inst.computations and sched.schedule == "explicit"
-    res = energyopt.solve(sched, "envpipe")
+    res = energyopt.solve(sched, "envpipe", planner="improved")
     assert res.objective == pytest.approx(114.0) and res.extra["iteration_time_s"] == 8.0
     assert brute_force(sched, 8.0)[1] == pytest.approx(114.0)
     # Stage 0 with two warm-up forwards holds 3 activations: a cap of 2 keeps 1F1B.
-    assert envpipe_warmups(inst, max_inflight=2)[0] == [1, 0]
+    assert envpipe_warmups(inst, planner="improved", max_inflight=2)[0] == [1, 0]
 
 
 def test_scheduler_input_errors():
@@ -299,34 +306,69 @@ def test_envpipe_reports_infeasible_deadline():
     assert not res.has_solution and res.termination.value == "infeasible"
 
 
+def test_structural_envelope_and_greedy_steps_by_hand():
+    # tiny_1f1b (S = 2, M = 3): stage 1's six units, stage 0's F0 and B2.
+    inst = tiny_1f1b()
+    names = {inst.computations[i].name for i in structural_envelope(inst)}
+    assert names == {f"{k}[1,{m}]" for k in "FB" for m in range(3)} | {"F[0,0]", "B[0,2]"}
+    assert structural_envelope(side_branch_instance()) is None  # no forward/backward
+    # Side-branch DAG with E on five clocks (1400, 1300, 1200, 1100, 800 MHz: 0.5, 0.6,
+    # 0.7, 0.8, 1.2 s; 5, 4.5, 4, 3.5, 3 J). E starts at 800 MHz, ends at 2.2 > 2 (B's
+    # end): T = 3.2 s, path A, E, C.
+    base = side_branch_instance()
+    e = OptionTable(
+        (1400, 1300, 1200, 1100, 800), (0.5, 0.6, 0.7, 0.8, 1.2), (5.0, 4.5, 4.0, 3.5, 3.0)
+    )
+    inst = PemInstance(2, base.computations, base.edges, {**base.tables, "E": e}, 10.0)
+    # The authors' greedy raises E three steps, to 1300 MHz (0.6 s): ends at 1.6, T = 3 s.
+    # 30 + 4.5 J of compute, blocking 10 * (6 - 3.6) = 24 J: 58.5 J.
+    res = energyopt.solve(inst, "envpipe-greedy")
+    assert res.solution.choice == (0, 0, 0, 1) and res.objective == pytest.approx(58.5)
+    # As printed, greedy sends E to the maximum: 35 J + 10 * (6 - 3.5) = 60 J.
+    assert energyopt.solve(inst, "envpipe-greedy", planner="paper").objective == pytest.approx(60)
+    # Balanced raises one step, to 1100 MHz (0.8 s), ends at 1.8: 33.5 + 22 = 55.5 J.
+    assert energyopt.solve(inst, "envpipe").objective == pytest.approx(55.5)
+    with pytest.raises(ValueError, match="planner"):
+        envpipe_plan(inst, planner="mine")
+
+
+#: Every published case with an EnvPipe result file (any model and GPU, by file names).
+AUTHORS_CASES = [c for c in published_cases(DATA) if c.envpipe is not None]
+
+
+@pytest.mark.skipif(not AUTHORS_CASES, reason="../shared/data/perseus-sosp24 absent")
+@pytest.mark.parametrize(
+    "case", AUTHORS_CASES, ids=lambda c: f"{c.model}-{c.gpu}-{c.num_microbatches}"
+)
+def test_envpipe_reproduces_the_authors_files(case):
+    # The Perseus authors' EnvPipe results (8 stages, 1F1B). On A100 their columns are
+    # 10 x T (rounded to 1e-3) and 80 x E at every microbatch count of both models; the
+    # default planner, EnvPipe's own code, reproduces them: measured |dE| < 1e-7 relative
+    # (the issue asks for 0.1 %). On Bloom, whose every table runs faster at 1395 MHz than
+    # at 1410 MHz, the paper's planner ends 2.4-3.0 % below the file.
+    ref = pd.read_csv(case.envpipe).set_index("num_microbatches")
+    M = case.num_microbatches
+    if M not in ref.index:
+        pytest.skip(f"{case.envpipe.name} has no row for {M} microbatches")
+    inst = instance_from_perseus_profile(case.profile, M, gpu=case.gpu)
+    res = energyopt.solve(inst, "envpipe")
+    assert round(10 * res.extra["iteration_time_s"], 3) == pytest.approx(
+        ref.loc[M, "iteration_time"], abs=1.5e-3
+    )
+    assert 80 * res.objective == pytest.approx(ref.loc[M, "energy"], rel=1e-3)
+    if case.model == "bloom" and case.gpu == "a100_sxm" and M == 12:
+        assert 80 * res.objective == pytest.approx(ref.loc[M, "energy"], rel=1e-6)
+        paper = energyopt.solve(inst, "envpipe", planner="paper")
+        assert 80 * paper.objective < 0.98 * ref.loc[M, "energy"]
+
+
 @pytest.mark.skipif(not ENVPIPE_FILE.exists(), reason="../shared/data/perseus-sosp24 absent")
-def test_envpipe_reproduces_the_authors_file():
-    # The Perseus authors' EnvPipe result for GPT-3 175B on A100 (8 stages, 1F1B,
-    # P_b = 83.64 W). Its columns are 10 x T (floored to 1 ms) and 80 x E at every
-    # microbatch count; EnvPipe on plain 1F1B (no scheduler) reproduces them, by time
-    # and by MHz alike (the tables are monotone in clock), from either starting clock.
-    ref = pd.read_csv(ENVPIPE_FILE)
-    for row in ref.itertuples():
-        inst = instance_from_perseus_profile(PROFILE, int(row.num_microbatches), p_blocking_w=83.64)
-        for ranking, valley in (("time", "energy"), ("clock", "energy"), ("clock", "lowtime")):
-            res = energyopt.solve(inst, "envpipe", ranking=ranking, valley=valley)
-            T = res.extra["iteration_time_s"]
-            assert int(T * 10_000) / 1000 == pytest.approx(row.iteration_time, abs=1e-9)
-            assert 80 * res.objective == pytest.approx(row.energy, abs=1e-3)
+def test_the_authors_file_is_not_the_scheduled_variant():
     # With EnvPipe's scheduler (4.3) the same planner saves more at the same time, so
     # the file is not from the scheduled variant (docs/pipeline.md, EnvPipe).
     inst = instance_from_perseus_profile(PROFILE, 12, p_blocking_w=83.64)
-    # The authors' envelope is fixed by structure: all of the last stage, the first
-    # forward and the last backward of every stage; the Algorithm 2 walk finds it too.
-    S, M = inst.num_stages, 12
-    structural = {
-        i
-        for i, c in enumerate(inst.computations)
-        if c.stage == S - 1
-        or (c.kind == "forward" and c.microbatch == 0)
-        or (c.kind == "backward" and c.microbatch == M - 1)
-    }
-    assert set(outer_envelope(inst)) == structural
+    # On GPT-3 the Algorithm 2 walk finds the authors' structural envelope.
+    assert set(outer_envelope(inst)) == structural_envelope(inst)
     plain = energyopt.solve(inst, "envpipe")
     sched = energyopt.solve(envpipe_schedule(inst), "envpipe")
     assert sched.extra["iteration_time_s"] == pytest.approx(plain.extra["iteration_time_s"])

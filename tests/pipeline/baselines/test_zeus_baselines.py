@@ -56,7 +56,7 @@ def test_zeus_global_by_hand():
     # DAG: F0 -> F1 -> B1 -> B0, a chain. At 1400: T = 1 + 2 + 4 + 2 = 9 s, E = 90 J;
     # at 1000: T = 2 + 3 + 6 + 4 = 15 s, E = 63 J.
     res = energyopt.solve(inst, "zeus-global")
-    assert [(p.deadline_s, p.objective) for p in res.frontier] == [
+    assert [(p.makespan_s, p.objective) for p in res.frontier] == [
         pytest.approx((9.0, 90.0)),
         pytest.approx((15.0, 63.0)),
     ]
@@ -72,7 +72,7 @@ def test_zeus_per_stage_by_hand():
     plans = zeus_per_stage_plans(inst)
     assert len(plans) == 3
     res = energyopt.solve(inst, "zeus-per-stage")
-    assert [(p.deadline_s, p.objective) for p in res.frontier] == [
+    assert [(p.makespan_s, p.objective) for p in res.frontier] == [
         pytest.approx((9.0, 90.0)),
         pytest.approx((12.0, 78.0)),
         pytest.approx((15.0, 63.0)),
@@ -99,7 +99,7 @@ def test_zeus_baselines_never_below_exact(seed):
             _, exact = brute_force(inst, inst.deadline_s)
             assert res.objective >= exact * (1 - 1e-9)
         for p in res.frontier:
-            _, exact = brute_force(inst, p.deadline_s)
+            _, exact = brute_force(inst, p.makespan_s)
             assert p.objective >= exact * (1 - 1e-9)
 
 
@@ -108,8 +108,8 @@ def test_perseus_dominates_zeus_on_a_synthetic_pipeline():
     perseus = energyopt.solve(inst, "perseus")
     for method in ("zeus-global", "zeus-per-stage"):
         for p in energyopt.solve(inst, method).frontier:
-            best = energyopt.pipeline.best_at(inst, perseus.frontier, p.deadline_s)
-            energy_at = best.objective + 80.0 * 4 * (p.deadline_s - best.deadline_s)
+            best = energyopt.pipeline.best_at(inst, perseus.frontier, p.makespan_s)
+            energy_at = best.objective + 80.0 * 4 * (p.makespan_s - best.makespan_s)
             assert energy_at <= p.objective * (1 + 1e-9)
 
 
@@ -146,7 +146,7 @@ def test_zeus_per_stage_ranks_by_measured_time_not_mhz():
     res = energyopt.solve(inst, "zeus-per-stage")
     # Plans: (2.7 s, 27 J), (3.0 s, 30 J) dominated, (4.5 s, 21 J).
     assert res.objective == pytest.approx(27.0)
-    assert [(p.deadline_s, p.objective) for p in res.frontier] == [
+    assert [(p.makespan_s, p.objective) for p in res.frontier] == [
         pytest.approx((2.7, 27.0)),
         pytest.approx((4.5, 21.0)),
     ]
@@ -171,7 +171,7 @@ def test_zeus_power_limit_variants_by_hand():
     inst = _non_monotone_instance(3.0)
     for method in ("zeus-global-power", "zeus-per-stage-power"):
         res = energyopt.solve(inst, method)
-        assert [(p.deadline_s, p.objective) for p in res.frontier] == [
+        assert [(p.makespan_s, p.objective) for p in res.frontier] == [
             pytest.approx((2.7, 27.0)),
             pytest.approx((4.5, 21.0)),
         ], method
@@ -185,7 +185,7 @@ def test_zeus_per_stage_power_balances_stages():
     # s0: 1 s (>= 10 W), 2 s (3..10 W); s1: 2 s (>= 10 W), 3 s (5..10 W). theta = 2:
     # s0 at 3 W (2 s), s1 at 10 W (2 s): the clock plan at theta = 2 (12 s, 78 J).
     res = energyopt.solve(inst, "zeus-per-stage-power")
-    assert pytest.approx((12.0, 78.0)) in [(p.deadline_s, p.objective) for p in res.frontier]
+    assert pytest.approx((12.0, 78.0)) in [(p.makespan_s, p.objective) for p in res.frontier]
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -194,7 +194,7 @@ def test_zeus_power_variants_never_below_exact(seed):
     for method in ("zeus-global-power", "zeus-per-stage-power"):
         res = energyopt.solve(inst, method)
         for p in res.frontier:
-            _, exact = brute_force(inst, p.deadline_s)
+            _, exact = brute_force(inst, p.makespan_s)
             assert p.objective >= exact * (1 - 1e-9)
 
 

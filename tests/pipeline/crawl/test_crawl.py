@@ -189,7 +189,7 @@ def test_crawl_series_by_hand():
     # Step 2: only A left: T = 2, C = 18, E = 18 + 4 = 22 J.
     res = energyopt.solve(inst, "perseus", tau_s=1.0)
     assert [p.solution.choice for p in res.frontier] == [(0, 0), (1, 0), (1, 1)]
-    assert [(p.deadline_s, p.objective) for p in res.frontier] == [
+    assert [(p.makespan_s, p.objective) for p in res.frontier] == [
         pytest.approx((2.0, 22.0)),
         pytest.approx((3.0, 17.0)),
         pytest.approx((4.0, 14.0)),
@@ -234,7 +234,7 @@ def test_crawl_never_below_exact_on_random_dags(seed):
         exact = _exact_energy(inst, inst.deadline_s)
         assert res.objective >= exact * (1 - 1e-9)
         for p in res.frontier:
-            assert p.objective >= _exact_energy(inst, p.deadline_s) * (1 - 1e-9)
+            assert p.objective >= _exact_energy(inst, p.makespan_s) * (1 - 1e-9)
 
 
 def test_crawl_close_to_exact_frontier_on_synthetic_pipeline():
@@ -243,7 +243,7 @@ def test_crawl_close_to_exact_frontier_on_synthetic_pipeline():
     res = energyopt.solve(inst, "perseus")
     gaps = []
     for p in res.frontier:
-        exact = _exact_energy(inst, p.deadline_s)
+        exact = _exact_energy(inst, p.makespan_s)
         assert p.objective >= exact * (1 - 1e-9)
         gaps.append(p.objective / exact - 1)
     # Measured: every point within 1 % of the optimum at its own iteration time.
@@ -269,10 +269,10 @@ def test_crawl_ends_at_the_fastest_iteration_time():
     inst = synthetic_instance(4, 6, 8, seed=1)
     res = energyopt.solve(inst, "perseus")
     t_fast = evaluate(inst, energyopt.pipeline.fastest_choice(inst), None).iteration_time_s
-    assert res.frontier[0].deadline_s == pytest.approx(t_fast, rel=1e-12)
-    times = [p.deadline_s for p in res.frontier]
+    assert res.frontier[0].makespan_s == pytest.approx(t_fast, rel=1e-12)
+    times = [p.makespan_s for p in res.frontier]
     assert times == sorted(times)
-    idx = pareto_indices(times, [p.objective - 80.0 * 4 * p.deadline_s for p in res.frontier])
+    idx = pareto_indices(times, [p.objective - 80.0 * 4 * p.makespan_s for p in res.frontier])
     assert len(idx) == len(res.frontier)
 
 
@@ -393,6 +393,6 @@ def test_union_of_crawls_is_at_least_as_good_as_each():
         for rd in ("up", "down"):
             one = energyopt.solve(inst, "perseus", cost_model=cm, rounding=rd, crawl="grid")
             for p in one.frontier:
-                best = energyopt.pipeline.best_at(inst, both.frontier, p.deadline_s)
-                at = best.objective + 80.0 * 3 * (p.deadline_s - best.deadline_s)
+                best = energyopt.pipeline.best_at(inst, both.frontier, p.makespan_s)
+                at = best.objective + 80.0 * 3 * (p.makespan_s - best.makespan_s)
                 assert at <= p.objective * (1 + 1e-12)

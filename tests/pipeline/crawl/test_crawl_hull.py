@@ -74,13 +74,13 @@ def test_every_point_is_the_evaluators(crawled):
     assert res.has_solution or inst.deadline_s is None
     for p in res.frontier:
         ev = evaluate(inst, p.solution, None)
-        assert ev.iteration_time_s == p.deadline_s
+        assert ev.iteration_time_s == p.makespan_s
         assert ev.energy_j == p.objective
 
 
 def test_frontier_is_monotone_and_reaches_t_min(crawled):
     inst, res = crawled
-    T = np.array([p.deadline_s for p in res.frontier])
+    T = np.array([p.makespan_s for p in res.frontier])
     C = np.array([p.objective for p in res.frontier]) - inst.p_blocking_w * inst.num_stages * T
     assert np.all(np.diff(T) > 0)
     assert np.all(np.diff(C) < 0)  # slower points cost strictly less effective energy
@@ -92,7 +92,7 @@ def test_never_below_the_proven_bound(crawled):
     inst, res = crawled
     curve = bound_curve(inst)
     for p in res.frontier:
-        assert p.objective >= curve.energy_bound(p.deadline_s) * (1 - 1e-9)
+        assert p.objective >= curve.energy_bound(p.makespan_s) * (1 - 1e-9)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -100,7 +100,7 @@ def test_never_below_brute_force_on_non_monotone_dags(seed):
     inst = shuffled_clocks(random_dag_instance(7, 4, seed=seed, deadline_fraction=0.5), seed, 0.2)
     res = energyopt.solve(inst, "perseus")
     for p in res.frontier:
-        _, best = brute_force(inst, p.deadline_s)
+        _, best = brute_force(inst, p.makespan_s)
         assert p.objective >= best * (1 - 1e-9)
 
 
@@ -141,7 +141,7 @@ def test_printed_crawl_ends_on_the_all_fastest_plan(schedule):
     t_min = evaluate(inst, fastest_choice(inst), None).iteration_time_s
     res = energyopt.solve(inst.with_deadline(t_min), "perseus-printed")
     assert res.has_solution
-    assert res.frontier[0].deadline_s == pytest.approx(t_min, rel=1e-12)
+    assert res.frontier[0].makespan_s == pytest.approx(t_min, rel=1e-12)
     assert res.objective == evaluate(inst, PemSolution(res.solution.choice), None).energy_j
 
 
@@ -169,4 +169,4 @@ def test_a_crawl_stopped_early_still_meets_the_deadline():
         r = energyopt.solve(inst, "perseus", time_limit=0.05, cost_model=cost_model)
         assert r.termination.value == "time_limit"
         assert r.objective is not None, cost_model
-        assert min(p.deadline_s for p in r.frontier) <= inst.deadline_s * (1 + 1e-9)
+        assert min(p.makespan_s for p in r.frontier) <= inst.deadline_s * (1 + 1e-9)

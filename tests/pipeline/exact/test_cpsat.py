@@ -27,15 +27,20 @@ def test_short_limit_on_gpt3_8x96_returns_in_time_with_the_relaxation_bound(name
     # models would take another 0.8 s, so they are not built and the relaxation's plan
     # and bound stand.
     inst = load_instance(PAPER / name)
-    relaxed = energyopt.solve(inst, "relaxation-rounding")
+    with measured() as calibration:  # the relaxation's own cost on this machine, now
+        relaxed = energyopt.solve(inst, "relaxation-rounding")
     with measured() as used:
         r = energyopt.solve(inst, "cpsat", time_limit=1.0)
     assert_within(used, 1.0, "cpsat")
     assert r.termination is TerminationReason.TIME_LIMIT
     assert r.objective is not None, r.message
     if r.bound is None:
-        # The relaxation's LP did not finish within the limit: a loaded machine only.
-        assert loaded(used), f"no bound although the method had the machine: {used}"
+        # The relaxation's LP did not finish within the limit: only when the method got
+        # less CPU in its limit than the relaxation took just before (a loaded machine).
+        assert loaded(used) or used.thread_s < calibration.thread_s, (
+            f"no bound although the method had the machine: {used}, "
+            f"relaxation alone {calibration}"
+        )
         return
     assert "no time left to build" in r.message
     assert relaxed.bound is not None and r.bound >= relaxed.bound

@@ -117,7 +117,7 @@ def test_bruteforce_refuses_large_instances():
 def test_exact_frontier_fork(fork):
     # Breakpoints: T = 4 -> 40 J (minimal energy), T = 3 -> 52 J, T = 2 -> 55 J.
     r = energyopt.solve(fork(None), "exact-frontier")
-    pts = [(p.deadline_s, p.objective) for p in r.frontier]
+    pts = [(p.makespan_s, p.objective) for p in r.frontier]
     assert pts == [
         pytest.approx((2.0, 55.0)),
         pytest.approx((3.0, 52.0)),
@@ -132,7 +132,7 @@ def test_exact_frontier_matches_bruteforce(seed):
     r = energyopt.solve(inst, "exact-frontier")
     assert r.termination is TerminationReason.OPTIMAL
     for p in r.frontier:
-        ref = energyopt.solve(inst.with_deadline(p.deadline_s), "bruteforce")
+        ref = energyopt.solve(inst.with_deadline(p.makespan_s), "bruteforce")
         assert p.objective == pytest.approx(ref.objective, abs=1e-6)
 
 

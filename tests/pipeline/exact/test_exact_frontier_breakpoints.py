@@ -61,7 +61,7 @@ def test_all_option_energies_zero():
     r = energyopt.solve(inst, "highs")
     assert r.status is SolutionStatus.OPTIMAL and r.objective == pytest.approx(0.0)
     r = energyopt.solve(inst, "exact-frontier")
-    assert [(p.deadline_s, p.objective) for p in r.frontier] == [
+    assert [(p.makespan_s, p.objective) for p in r.frontier] == [
         pytest.approx((2.0, 0.0)),
         pytest.approx((3.0, 0.0)),
     ]

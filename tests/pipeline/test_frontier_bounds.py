@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 import energyopt
 from energyopt.pipeline import synthetic_instance
 from energyopt.pipeline.evaluator import DEADLINE_RTOL, evaluate_many
+from energyopt.pipeline.frontierbounds import exact_frontier_bounds, frontier_bounds
 from energyopt.pipeline.paretoset import energy_at
-from energyopt.pipeline.relaxation.frontierbounds import exact_frontier_bounds, frontier_bounds
 
 
 def _brute_force(instance):
@@ -77,7 +77,7 @@ def test_exact_frontier_bounds_are_valid_and_tight_at_its_points(seed):
 
 
 def test_the_curve_is_computed_once_per_instance():
-    from energyopt.pipeline.relaxation import frontierbounds
+    from energyopt.pipeline import frontierbounds
 
     inst = synthetic_instance(2, 2, 3, seed=7)
     frontierbounds._CURVES.pop(inst.instance_id, None)
@@ -87,7 +87,7 @@ def test_the_curve_is_computed_once_per_instance():
 
 @pytest.mark.parametrize("seed", [3, 4])
 def test_deadline_bounds_of_exact_solves_are_valid(seed):
-    from energyopt.pipeline.relaxation.frontierbounds import deadline_bounds
+    from energyopt.pipeline.frontierbounds import deadline_bounds
 
     inst = synthetic_instance(2, 2, 3, seed=seed)
     m, c = _brute_force(inst)

@@ -9,9 +9,9 @@ evaluator accepts there, makespan up to ``T (1 + DEADLINE_RTOL)``) is the larger
   makespan ``m_j``) bounds the effective energy ``C`` of every plan accepted at ``d_j``
   by ``B_j - P_b S m_j``; ``L`` falls with the deadline, so at every ``T <= d_j`` the
   energy is at least ``B_j - P_b S m_j + P_b S T`` (:func:`exact_frontier_bounds`);
-- the hull relaxation's bound curve (Eq. PEM-R7, :func:`~energyopt.pipeline.relaxation.hull.
-  bound_curve`), computed once per instance in a process and shared by every method's
-  frontier (:func:`instance_curve`).
+- the hull relaxation's bound curve (Eq. PEM-R7,
+  :func:`energyopt.pipeline.relaxation.hull.bound_curve`), computed once per instance in a
+  process and shared by every method's frontier (:func:`instance_curve`).
 
 - the bound ``b`` of an exact method at the instance's deadline ``D`` (a one-shot solve
   in the same call or store): every plan accepted at ``T <= D`` is accepted at ``D``, so
@@ -24,27 +24,35 @@ where it is larger (:func:`energyopt.core.frontiergap.bounded_frontier`).
 from __future__ import annotations
 
 import collections
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from energyopt.core.result import FrontierPoint
 from energyopt.pipeline.evaluator import DEADLINE_RTOL
 from energyopt.pipeline.instance import PemInstance
-from energyopt.pipeline.relaxation.hull import (
-    BoundCurve,
-    LpTimeLimit,
-    accepted_makespan,
-    bound_curve,
-)
+
+#: ``curve(instance, time_limit) -> BoundCurve | None``: the hull relaxation's bound curve
+#: (``None`` when not even its first LP finished in time). The relaxation lives in a
+#: sub-package that only the package and ``methods.py`` import (docs/architecture.md), so
+#: the package wires it in (:func:`use_curve_source`) when it is imported.
+_CURVE_SOURCE: Callable[..., Any] | None = None
+
+
+def use_curve_source(source: Callable[..., Any]) -> None:
+    """Set the bound-curve source (the package's ``__init__`` does, on import)."""
+    global _CURVE_SOURCE
+    _CURVE_SOURCE = source
+
 
 #: Bound curves kept per process, by instance id (a curve of GPT-3 8x96 holds a few
 #: hundred tangents: small; computing it takes seconds).
 CACHE_SIZE = 16
-_CURVES: collections.OrderedDict[str, BoundCurve] = collections.OrderedDict()
+_CURVES: collections.OrderedDict[str, Any] = collections.OrderedDict()
 
 
-def instance_curve(instance: PemInstance, time_limit: float | None = None) -> BoundCurve | None:
+def instance_curve(instance: PemInstance, time_limit: float | None = None) -> Any:
     """The hull relaxation's bound curve of ``instance``, computed once per process.
 
     A curve stopped by ``time_limit`` is still a valid (looser) bound and is kept;
@@ -53,11 +61,10 @@ def instance_curve(instance: PemInstance, time_limit: float | None = None) -> Bo
     key = instance.instance_id
     curve = _CURVES.get(key)
     if curve is None:
-        try:
-            curve = bound_curve(instance, time_limit=time_limit)
-        except LpTimeLimit:
-            return None
-        if not curve.tangents:
+        if _CURVE_SOURCE is None:  # pragma: no cover - the package wires it on import
+            raise RuntimeError("the pipeline package wires the bound curve: import it first")
+        curve = _CURVE_SOURCE(instance, time_limit)
+        if curve is None or not curve.tangents:
             return None
         _CURVES[key] = curve
         while len(_CURVES) > CACHE_SIZE:
@@ -136,7 +143,7 @@ def frontier_bounds(
     curve = instance_curve(instance, time_limit=time_limit)
     if curve is not None and len(times):
         fast = curve.fastest_makespan_s * (1 - 1e-12) - 1e-15
-        ok = accepted_makespan(times) >= fast
+        ok = times * (1 + DEADLINE_RTOL) >= fast  # the evaluator's accepted makespan
         out[ok] = curve.energy_bounds(times[ok])
     for ref in references:
         out = np.fmax(out, exact_frontier_bounds(instance, ref, times))
