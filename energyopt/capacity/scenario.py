@@ -135,7 +135,6 @@ class CapacityScenario(InstanceBase):
         )
 
 
-
 def _node(i: int, raw: Any) -> Node:
     f = f"nodes[{i}]"
     check(isinstance(raw, dict), f, type(raw).__name__, "must be an object")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from energyopt.plot import _axes, _legend, _text
+from energyopt.plot._axes import _axes, _legend, _text
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -250,7 +250,6 @@ class PowercapScenario(InstanceBase):
         )
 
 
-
 def _int_list(field: str, raw: Any) -> list[int]:
     check(isinstance(raw, list) and raw, field, raw, "a non-empty list of integers")
     for k, v in enumerate(raw):

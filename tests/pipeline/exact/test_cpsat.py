@@ -38,8 +38,7 @@ def test_short_limit_on_gpt3_8x96_returns_in_time_with_the_relaxation_bound(name
         # The relaxation's LP did not finish within the limit: only when the method got
         # less CPU in its limit than the relaxation took just before (a loaded machine).
         assert loaded(used) or used.thread_s < calibration.thread_s, (
-            f"no bound although the method had the machine: {used}, "
-            f"relaxation alone {calibration}"
+            f"no bound although the method had the machine: {used}, relaxation alone {calibration}"
         )
         return
     assert "no time left to build" in r.message
