@@ -92,10 +92,11 @@ def solve_highs(
     budget = TimeBudget(time_limit)
     stop_at = budget.stop_at
     work, report = instance.filter_dominated() if filter_dominated else (instance, None)
+    evals = PlanEvaluations(instance, report and (lambda p: report.to_original(instance, p)))
     T = instance.deadline_s
     lp_bound, start = None, None
     if T is not None:
-        lp_bound, start = _exact.relaxation_start(work, T, stop_at)
+        lp_bound, start = _exact.relaxation_start(work, T, stop_at, evals.feasible)
         if lp_bound is None and start is None:
             return _no_plan(instance, "highs")
     else:
@@ -103,7 +104,7 @@ def solve_highs(
         # energy over all times (Eq. PEM-R7) and a plan, so a short limit still has both.
         left = None if stop_at is None else 0.3 * (stop_at - time.perf_counter())
         T_star, lp_bound = _exact.best_free_deadline(work, time_limit=left)
-        _, start = _exact.relaxation_start(work, T_star, stop_at)
+        _, start = _exact.relaxation_start(work, T_star, stop_at, evals.feasible)
     outcome, choice, solver_objective, milp_bound, note = _exact.solve_milp(
         work,
         start if warm_start else None,
@@ -115,7 +116,6 @@ def solve_highs(
         tee=tee,
         solver=solver,
     )
-    evals = PlanEvaluations(instance, report and (lambda p: report.to_original(instance, p)))
     choice, solver_objective, milp_plan_rejected, note = _better_plan(
         evals, choice, solver_objective, start, note
     )
@@ -233,6 +233,7 @@ class _RelaxedStart(NamedTuple):
     report: FilterReport
     bound: float | None  # None: the LP was cut off by the time limit
     plan: tuple[int, ...] | None
+    evals: PlanEvaluations  # of ``work``'s plans, on the original instance
 
     def capped_bound(self, evaluation: PemEvaluation | None) -> float | None:
         """The bound, capped at the plan's energy (its ``evaluation``) within HiGHS'
@@ -246,7 +247,7 @@ class _RelaxedStart(NamedTuple):
     ) -> Result:
         """``plan`` (in ``work``'s indices) as ``method``'s result, scored and capped from
         one evaluation."""
-        evals = PlanEvaluations(instance, lambda p: self.report.to_original(instance, p))
+        evals = self.evals
         ev = None if plan is None else evals(plan)
         original = None if plan is None else evals.original(plan)
         return pem_result(
@@ -267,11 +268,12 @@ def _relaxed_start(
     if T is None:
         left = None if stop_at is None else curve_share * (stop_at - time.perf_counter())
         T, bound = _exact.best_free_deadline(work, time_limit=left)
-    lp_bound, plan = _exact.relaxation_start(work, T, stop_at)
+    evals = PlanEvaluations(instance, lambda p: report.to_original(instance, p))
+    lp_bound, plan = _exact.relaxation_start(work, T, stop_at, evals.feasible)
     if lp_bound is None and plan is None:
         return None
     bound = lp_bound if bound is None else bound
-    return _RelaxedStart(work, replace(work, deadline_s=T), report, bound, plan)
+    return _RelaxedStart(work, replace(work, deadline_s=T), report, bound, plan, evals)
 
 
 @register(

@@ -50,6 +50,10 @@ class PlanEvaluations:
             self._seen[key] = evaluate(self.instance, PemSolution(self.original(key)))
         return self._seen[key]
 
+    def feasible(self, plan: tuple[int, ...]) -> bool:
+        """Whether the evaluator accepts ``plan``, from its one evaluation."""
+        return self(plan).feasible
+
 
 def pem_result(
     instance: PemInstance,

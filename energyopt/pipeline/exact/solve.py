@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 
 from energyopt.core.milp_solvers import solve_milp as solve_pyomo_milp
 from energyopt.core.outcome import SolverOutcome
 from energyopt.core.status import SolutionStatus
+from energyopt.pipeline.dag import CompactDag
 from energyopt.pipeline.evaluator import DEADLINE_RTOL, evaluate, fastest_choice
 from energyopt.pipeline.exact import milp as _milp
 from energyopt.pipeline.instance import PemInstance
@@ -108,21 +110,32 @@ def _left(deadline: float | None) -> float | None:
 
 
 def relaxation_start(
-    instance: PemInstance, deadline_s: float, stop_at: float | None
+    instance: PemInstance,
+    deadline_s: float,
+    stop_at: float | None,
+    feasible: Callable[[tuple[int, ...]], bool] | None = None,
 ) -> tuple[float | None, tuple[int, ...] | None]:
     """Bound and rounded plan of the hull relaxation at the evaluator's deadline.
 
     ``(None, None)``: no plan meets the deadline. When the LP cannot be solved by
     ``stop_at``, there is no bound, and the plan is every computation at its fastest
-    option (which meets the deadline whenever any plan does).
+    option (which meets the deadline whenever any plan does). ``feasible(plan)`` says
+    whether the evaluator accepts a plan: a method passes the evaluations it scores its
+    result from (:class:`~energyopt.pipeline.results.PlanEvaluations`), so that the plan
+    is evaluated once; by default the evaluator is asked here.
     """
+    if feasible is None:
+
+        def feasible(plan: tuple[int, ...]) -> bool:
+            return evaluate(instance, plan).feasible
+
     relax = HullRelaxation(instance)
     T = deadline_s * (1 + DEADLINE_RTOL)
     try:
         got = relax.solve(T, time_limit=_left(stop_at))
     except LpTimeLimit:
-        fastest = fastest_choice(instance)
-        return None, fastest.choice if evaluate(instance, fastest).feasible else None
+        fastest = fastest_choice(instance).choice
+        return None, fastest if feasible(fastest) else None
     if got is None:
         return None, None
     tangent, durations = got
@@ -132,7 +145,7 @@ def relaxation_start(
     bound = tangent(T) + pbs * deadline_s
     left = _left(stop_at)
     plan = rounded_plan(instance, durations, deadline_s, time_limit=left)
-    if plan is not None and not evaluate(instance, plan).feasible:
+    if plan is not None and not feasible(tuple(plan)):
         plan = None
     return bound, plan
 
@@ -191,8 +204,11 @@ def solve_milp(
         return None, None, None, None, "no time left to hand the MILP to HiGHS"
     start_values = None
     if start is not None:
+        # Earliest starts of the start plan on the scaled DAG (the evaluator's recurrence,
+        # not the evaluator: the plan is scored once, by the method's result).
+        durations = [float(t[k]) for t, k in zip(scaled.option_times, start)]
         start_values = _milp.warm_start_values(
-            model, scaled, start, evaluate(scaled, start, None).start_s
+            model, scaled, start, CompactDag(scaled).earliest_start(durations)[0]
         )
     outcome = solve_pyomo_milp(
         model,
