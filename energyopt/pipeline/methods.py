@@ -413,12 +413,13 @@ def solve_cpsat(
     budget = TimeBudget(time_limit)
     stop_at = budget.stop_at
     work, report = instance.filter_dominated() if filter_dominated else (instance, None)
+    evals = PlanEvaluations(instance, report and (lambda p: report.to_original(instance, p)))
     T = instance.deadline_s
     lp_bound, hint = None, None
     if warm_start and T is not None:
         # Without a deadline no relaxation runs: its bound at one deadline would not
         # bound the energy at other iteration times.
-        lp_bound, hint = _exact.relaxation_start(work, T, stop_at)
+        lp_bound, hint = _exact.relaxation_start(work, T, stop_at, evals.feasible)
     run = _cpsat.solve_refining(
         work,
         T,
@@ -431,16 +432,15 @@ def solve_cpsat(
         bound_model=bound_model,
         log=tee,
     )
-    choice, termination, notes = _cpsat.reported_plan(work, run, hint)
+    choice, termination, notes = _cpsat.reported_plan(work, run, hint, evals.energy)
     cp_bound = None if run.solve is None else run.solve.bound
-    bound = _cpsat.best_bound(work, cp_bound, lp_bound, choice)
-    if choice is not None and report is not None:
-        choice = report.to_original(instance, choice)
+    bound = _cpsat.best_bound(work, cp_bound, lp_bound, choice, evals.energy)
     outcome = _cpsat.run_outcome(run)
     res = pem_result(
         instance,
         "cpsat",
-        choice,
+        None if choice is None else evals.original(choice),
+        evaluation=None if choice is None else evals(choice),
         termination=termination,
         bound=bound,
         solver=outcome.solver,

@@ -54,6 +54,10 @@ class PlanEvaluations:
         """Whether the evaluator accepts ``plan``, from its one evaluation."""
         return self(plan).feasible
 
+    def energy(self, plan: tuple[int, ...]) -> float:
+        """``plan``'s energy (J) by the evaluator, from its one evaluation."""
+        return self(plan).energy_j
+
 
 def pem_result(
     instance: PemInstance,

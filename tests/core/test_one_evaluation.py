@@ -60,10 +60,12 @@ def evaluator_calls(monkeypatch):
 #: (family, method, calls on its one plan). Every method here scores its plan from one
 #: evaluation. highs (7 calls before) and relaxation-rounding (3 before) check the
 #: relaxation's rounded plan against the deadline from the evaluation they score it with,
-#: and highs takes the MIP start's start times from the DAG's longest paths.
+#: and highs takes the MIP start's start times from the DAG's longest paths; cpsat (5 before)
+#: compares its plan with the relaxation's and caps its bound from those evaluations too.
 CASES = [
     ("pipeline", "highs", 1),
     ("pipeline", "relaxation-rounding", 1),
+    ("pipeline", "cpsat", 1),
     ("pipeline", "envpipe", 1),
     ("pipeline", "bruteforce", 1),
     ("pipeline", "perseus", 1),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -303,7 +304,10 @@ def _no_time_note(instance: PemInstance, what: str) -> str:
 
 
 def reported_plan(
-    instance: PemInstance, run: CpsatRun, start: tuple[int, ...] | None
+    instance: PemInstance,
+    run: CpsatRun,
+    start: tuple[int, ...] | None,
+    energy: Callable[[tuple[int, ...]], float] | None = None,
 ) -> tuple[tuple[int, ...] | None, TerminationReason, list[str]]:
     """The plan to report, the termination, and notes for the message.
 
@@ -311,7 +315,8 @@ def reported_plan(
     CP-SAT has no plan (no model built, or the rounded-up times miss the deadline)
     and replaces CP-SAT's plan when it is better: CP-SAT's incumbent at the time
     limit, or even its optimum, which is optimal for times rounded up to the
-    resolution, not for the instance.
+    resolution, not for the instance. ``energy(plan)`` is the evaluator's energy of a
+    plan (by default asked here; a method passes the evaluations it scores with).
     """
     notes = list(run.notes)
     stop = TerminationReason.TIME_LIMIT
@@ -326,7 +331,7 @@ def reported_plan(
             notes.append("no plan found with the finest resolution tried; use the 'highs' method")
         return None, stop if run.stopped else TerminationReason.UNKNOWN, notes
     choice, termination = run.solve.choice, run.solve.outcome.termination
-    if start is not None and _better(instance, start, choice):
+    if start is not None and _better(energy or _energy(instance), start, choice):
         if choice is None:
             why = "CP-SAT found no plan before the time limit; reporting the relaxation's"
         elif termination is stop:
@@ -338,13 +343,17 @@ def reported_plan(
     return choice, termination, notes
 
 
-def _better(instance: PemInstance, plan: tuple[int, ...], than: tuple[int, ...] | None) -> bool:
-    if than is None:
-        return True
-    return (
-        evaluate(instance, PemSolution(plan)).energy_j
-        < evaluate(instance, PemSolution(than)).energy_j
-    )
+def _energy(instance: PemInstance) -> Callable[[tuple[int, ...]], float]:
+    """``plan -> joules`` by the evaluator."""
+    return lambda plan: evaluate(instance, PemSolution(plan)).energy_j
+
+
+def _better(
+    energy: Callable[[tuple[int, ...]], float],
+    plan: tuple[int, ...],
+    than: tuple[int, ...] | None,
+) -> bool:
+    return than is None or energy(plan) < energy(than)
 
 
 def best_bound(
@@ -352,6 +361,7 @@ def best_bound(
     cpsat_bound: float | None,
     lp_bound: float | None,
     choice: tuple[int, ...] | None,
+    energy: Callable[[tuple[int, ...]], float] | None = None,
 ) -> float | None:
     """The larger of CP-SAT's bound and the hull relaxation's, both in joules at the deadline.
 
@@ -362,8 +372,8 @@ def best_bound(
     energy within HiGHS' tolerance (:func:`energyopt.pipeline.exact.solve.within_solver_tolerance`).
     """
     if lp_bound is not None and choice is not None:
-        energy = evaluate(instance, PemSolution(choice)).energy_j
-        lp_bound = within_solver_tolerance(instance, lp_bound, energy)
+        joules = (energy or _energy(instance))(choice)
+        lp_bound = within_solver_tolerance(instance, lp_bound, joules)
     known = [b for b in (cpsat_bound, lp_bound) if b is not None]
     return max(known) if known else None
 
