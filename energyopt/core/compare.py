@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from energyopt.core.frontiergap import SHARE_LEVELS, bounded_frontier, share_key
 from energyopt.core.gap import gap
 from energyopt.core.result import Result
+from energyopt.core.scoring import useful_bound
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -92,14 +93,14 @@ def cross_bounded(
         ]
     best, by = None, ""
     for r in results:
-        b = _useful(r, hooks.positive_objective)
+        b = useful_bound(r.bound, hooks.positive_objective, r.objective)
         if b is not None and (best is None or b > best):
             best, by = b, r.method
     out = []
     for r in results:
         g = gap(r.objective, best) if r.has_solution else None
         extra = {**r.extra, "best_bound": best, "proven_by": by or None, "gap_to_best_bound": g}
-        r = _with_extra(r, extra)
+        r = dataclasses.replace(r, extra=extra)
         if g is not None and g < 0 and not hooks.tolerance.allows(r.objective, best):
             # An objective below a proven bound: a bug in this method or in the prover.
             note = f"objective below the best proven bound {best!r} of {by} (a bug)"
@@ -118,23 +119,10 @@ def deadline_pairs(
     out = []
     for r in results:
         m = registered.get(r.method)
-        b = _useful(r, positive)
+        b = useful_bound(r.bound, positive, r.objective)
         if b is not None and m is not None and m.exact and not r.frontier:
             out.append((float(deadline), b))
     return out
-
-
-def _useful(r: Result, positive: bool) -> float | None:
-    b = r.bound
-    if b is None or not math.isfinite(b):
-        return None
-    if positive and b <= 0 and (r.objective is None or r.objective > 0):
-        return None
-    return b
-
-
-def _with_extra(r: Result, extra: dict[str, Any]) -> Result:
-    return dataclasses.replace(r, extra=extra)
 
 
 def comparison_frame(results: Sequence[Result]) -> pd.DataFrame:
