@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from energyopt.core.gap import gap
-from energyopt.core.result import FrontierPoint, Result
+from energyopt.core.result import FrontierPoint, Result, point_gaps
 
 #: Gap levels of the ``within_...`` shares.
 SHARE_LEVELS = (0.001, 0.005, 0.01)
@@ -109,20 +109,7 @@ def frontier_summary(
     ``gap_median``, one ``within_...`` share per :data:`SHARE_LEVELS` and ``area_ratio``
     (``None`` where nothing was measured). See the module docstring.
     """
-    tol = hooks.tolerance
-    gaps = [g for g in (gap(p.objective, p.bound) for p in points) if g is not None]
-    below = sum(
-        1 for p in points
-        if p.bound is not None and p.objective < p.bound and not tol.allows(p.objective, p.bound)
-    )  # fmt: skip
-    out: dict[str, Any] = {
-        "points": len(points),
-        "points_with_bound": sum(1 for p in points if p.bound is not None),
-        "below_bound": below,
-        "gap_max": max(gaps) if gaps else None,
-        "gap_mean": float(np.mean(gaps)) if gaps else None,
-        "gap_median": float(np.median(gaps)) if gaps else None,
-    }
+    out = point_gaps(points, hooks.tolerance)
     out.update(_range_measures(instance, hooks, points, bounds_at))
     return out
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from energyopt.core.gap import gap
@@ -13,6 +13,8 @@ from energyopt.core.status import SolutionStatus, TerminationReason
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from energyopt.core.tolerance import Tolerance
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,15 +141,7 @@ class Result:
         stored = self.extra.get("frontier_summary")
         if isinstance(stored, Mapping):
             return dict(stored)
-        gaps = [g for g in (gap(p.objective, p.bound) for p in self.frontier) if g is not None]
-        return {
-            "points": len(self.frontier),
-            "points_with_bound": sum(1 for p in self.frontier if p.bound is not None),
-            "below_bound": sum(1 for g in gaps if g < 0),
-            "gap_max": max(gaps) if gaps else None,
-            "gap_mean": math.fsum(gaps) / len(gaps) if gaps else None,
-            "gap_median": _median(gaps),
-        }
+        return point_gaps(self.frontier)
 
     def to_dict(self, *, full_frontier: bool = True) -> dict[str, Any]:
         """A JSON-ready dictionary (solutions through their ``to_dict`` when they have one).
@@ -301,6 +295,35 @@ def _opt_float(x: Any) -> float | None:
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise TypeError(f"expected a number, got {x!r}")
     return float(x)
+
+
+def point_gaps(
+    points: Sequence[FrontierPoint], tolerance: Tolerance | None = None
+) -> dict[str, Any]:
+    """The gaps of frontier points against the bounds they carry.
+
+    Keys ``points``, ``points_with_bound``, ``below_bound``, ``gap_max``, ``gap_mean``
+    and ``gap_median`` (``None`` where no point has a bound). A point is below its
+    bound when its objective lies under it by more than ``tolerance`` (without one: a
+    negative :func:`~energyopt.core.gap.gap`).
+    """
+    gaps = [g for g in (gap(p.objective, p.bound) for p in points) if g is not None]
+    if tolerance is None:
+        below = sum(1 for g in gaps if g < 0)
+    else:
+        below = sum(
+            1 for p in points
+            if p.bound is not None and p.objective < p.bound
+            and not tolerance.allows(p.objective, p.bound)
+        )  # fmt: skip
+    return {
+        "points": len(points),
+        "points_with_bound": sum(1 for p in points if p.bound is not None),
+        "below_bound": below,
+        "gap_max": max(gaps) if gaps else None,
+        "gap_mean": math.fsum(gaps) / len(gaps) if gaps else None,
+        "gap_median": _median(gaps),
+    }
 
 
 def _median(xs: list[float]) -> float | None:
