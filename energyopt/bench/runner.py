@@ -33,7 +33,6 @@ from energyopt.bench.store import ResultsStore
 from energyopt.core.registry import (
     check_options,
     check_options_known,
-    family_hooks,
     get_method,
     unknown_options,
 )
@@ -151,10 +150,8 @@ def plan_cells(
     seen: set[str] = set()
     cells: list[Cell] = []
     for inst, suite_name, origin in sources:
-        known = registered_methods(inst.family)
+        known = registered_methods(inst.family, inst)  # those that run on this instance
         names = [m for m in wanted if m in known] if wanted is not None else sorted(known)
-        applies = family_hooks(inst.family).method_applies
-        names = [m for m in names if applies is None or applies(inst, m)]
         seen.update(names)
         for method in names:
             for seed in seeds:
@@ -190,7 +187,8 @@ def _check_options(cells: list[Cell], options: dict[str, Any]) -> None:
     chosen = [get_method(f, m) for f, m in pairs]
     check_options_known(chosen, options)
     for m in chosen:  # each method checks the options it takes, before any cell runs
-        check_options(m, {k: v for k, v in options.items() if k not in unknown_options(m, options)})
+        skip = set(unknown_options(m, options))
+        check_options(m, {k: v for k, v in options.items() if k not in skip})
 
 
 def _sources(
