@@ -35,43 +35,40 @@ FRONTIER_RTOL = 1e-6
 Labelled = tuple[str, list[FrontierPoint]]
 
 
-def frontier_contradictions(store: ResultsStore) -> list[str]:
-    """One line per frontier point below a proven exact frontier of the same instance."""
-    exact, others = _stored_frontiers(store)
+#: Stored frontier results by (family, instance id): (cell key, result), by cell key.
+Readable = dict[tuple[str, str], list[tuple[str, Result]]]
+
+
+def frontier_contradictions(store: ResultsStore, readable: Readable | None = None) -> list[str]:
+    """One line per frontier point below a proven exact frontier of the same instance.
+
+    ``readable``: the store's frontiers as :func:`read_frontier_results` gives them (read
+    here when not given; the report reads them once for this and the bounds).
+    """
+    if readable is None:
+        readable, _ = read_frontier_results(store)
     lines = []
-    for (family, iid), refs in sorted(exact.items()):
-        text = store.instance_json(iid)
+    for (family, iid), cells in sorted(readable.items()):
+        labelled = [(f"{r.method} (seed {r.seed})", r) for _, r in cells]
+        # Only a frontier proven optimal point by point is a reference.
+        refs = [(label, list(r.frontier)) for label, r in labelled if _proven(r)]
+        text = store.instance_json(iid) if refs else None
         if text is None:
             continue
         hooks = family_hooks(family)
         instance = load_instance(text)
         name = hooks.display_name(instance)
         for ref_label, ref in refs:
-            for label, pts in others.get((family, iid), []):
+            for label, r in labelled:
                 if label != ref_label:
                     lines += _below(hooks, instance, f"{family} {name}", (ref_label, ref),
-                                    (label, pts))  # fmt: skip
+                                    (label, list(r.frontier)))  # fmt: skip
     return lines
 
 
-def _stored_frontiers(
-    store: ResultsStore,
-) -> tuple[dict[tuple[str, str], list[Labelled]], dict[tuple[str, str], list[Labelled]]]:
-    """Proven exact frontiers and all frontiers, by (family, instance id)."""
-    exact: dict[tuple[str, str], list[Labelled]] = {}
-    others: dict[tuple[str, str], list[Labelled]] = {}
-    for record in store.iter_results():
-        if not record.get("frontier") or not _has_frontiers(record.get("family")):
-            continue
-        res = Result.from_dict(record)
-        m = methods(res.family).get(res.method)
-        label = f"{res.method} (seed {res.seed})"
-        key = (res.family, res.instance_id)
-        # Only a frontier proven optimal point by point is a reference.
-        if m is not None and m.exact and res.termination is TerminationReason.OPTIMAL:
-            exact.setdefault(key, []).append((label, list(res.frontier)))
-        others.setdefault(key, []).append((label, list(res.frontier)))
-    return exact, others
+def _proven(res: Result) -> bool:
+    m = methods(res.family).get(res.method)
+    return m is not None and m.exact and res.termination is TerminationReason.OPTIMAL
 
 
 def _has_frontiers(family: Any) -> bool:
@@ -154,7 +151,11 @@ class StoreFrontiers:
 PLOT_GRID = 200
 
 
-def store_frontiers(store: ResultsStore, time_limit: float | None = None) -> StoreFrontiers:
+def store_frontiers(
+    store: ResultsStore,
+    time_limit: float | None = None,
+    read: tuple[Readable, list[str]] | None = None,
+) -> StoreFrontiers:
     """Every stored frontier with the best proven bound at each point.
 
     Per instance, the family's ``frontier_bounds`` hook gives the bound (its bound
@@ -162,9 +163,11 @@ def store_frontiers(store: ResultsStore, time_limit: float | None = None) -> Sto
     exact frontier methods: docs/architecture.md); a point keeps its own bound where
     that is larger. ``time_limit`` bounds each instance's bound curve (a curve stopped
     early is looser, still valid). An instance whose bounds fail (a malformed stored
-    value) keeps the points' own bounds and gets a line in ``problems``.
+    value) keeps the points' own bounds and gets a line in ``problems``. ``read``:
+    :func:`read_frontier_results` of the store, when the caller has it.
     """
-    by_instance, problems = _readable_frontiers(store)
+    by_instance, problems = read if read is not None else read_frontier_results(store)
+    problems = list(problems)
     out = []
     for (family, iid), cells in sorted(by_instance.items()):
         hooks = family_hooks(family)
@@ -239,11 +242,9 @@ def _instance(text: str, problems: list[str], iid: str) -> Any:
         return None
 
 
-def _readable_frontiers(
-    store: ResultsStore,
-) -> tuple[dict[tuple[str, str], list[tuple[str, Result]]], list[str]]:
+def read_frontier_results(store: ResultsStore) -> tuple[Readable, list[str]]:
     """Stored frontier results by (family, instance id), and why any cell was skipped."""
-    out: dict[tuple[str, str], list[tuple[str, Result]]] = {}
+    out: Readable = {}
     problems: list[str] = []
     cur = store._db.execute(
         "SELECT cell_key, family, result_json FROM cells "

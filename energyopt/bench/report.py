@@ -28,7 +28,12 @@ import pandas as pd
 
 from energyopt.bench.escape import csv_frame, markdown_items, markdown_text
 from energyopt.bench.frames import frontier_frame, read_results
-from energyopt.bench.frontiers import StoreFrontiers, store_frontiers
+from energyopt.bench.frontiers import (
+    Readable,
+    StoreFrontiers,
+    read_frontier_results,
+    store_frontiers,
+)
 from energyopt.bench.provenance import provenance
 from energyopt.bench.sections import (
     family_sections,
@@ -167,8 +172,9 @@ def build_report(
     with ResultsStore(store_path, read_only=True) as store:
         runs = store.runs()
         sources = store.instance_sources()
-        frontier_bugs = _frontier_bugs(store, problems)
-        found = store_frontiers(store, bound_time_limit)
+        read = read_frontier_results(store)  # parsed once, for the cross-check and the bounds
+        frontier_bugs = _frontier_bugs(store, read[0], problems)
+        found = store_frontiers(store, bound_time_limit, read)
         versions = _cell_versions(store)
     frontier_points = frontier_frame(found)
     problems += found.problems
@@ -249,11 +255,11 @@ def _below_bound(points: pd.DataFrame) -> list[str]:
     ]
 
 
-def _frontier_bugs(store: ResultsStore, problems: list[str]) -> list[str]:
+def _frontier_bugs(store: ResultsStore, readable: Readable, problems: list[str]) -> list[str]:
     from energyopt.bench.frontiers import frontier_contradictions
 
     try:
-        return frontier_contradictions(store)
+        return frontier_contradictions(store, readable)
     except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
         # A malformed stored result; read_frontiers has named the cell.
         problems.append(f"frontier cross-check skipped: {type(exc).__name__}: {_short(exc)}")
