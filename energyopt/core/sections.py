@@ -80,7 +80,7 @@ def simulation_section(
             said, value = b.message or f"no bound ({b.termination.value})", None
         else:
             said, value = f"{_fmt(b.bound, unit)} ({b.termination.value})", b.bound
-        g = None if value is None or r.objective is None else gap(r.objective, value)
+        g = gap(r.objective, value)  # None without either
         rows.append(
             (
                 names.get(r.instance_id, r.instance_id[:8]),

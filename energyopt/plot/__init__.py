@@ -84,20 +84,11 @@ def frontier(
         ax.fill_between(b["deadline_s"], floor - 0.02 * abs(floor), b["bound_j"], color="grey",
                         alpha=0.25, label="below the proven bound (no plan)")  # fmt: skip
         ax.plot(b["deadline_s"], b["bound_j"], color="black", linewidth=0.8, label="proven bound")
-    lines = dict(_by_label(curves)) if curves is not None else {}
-    for label, pts in _by_label(points):
-        pts = pts.sort_values("deadline_s")
-        line = lines.get(label)
-        style = {"linestyle": "none"} if line is not None else {"linewidth": 1}
-        (mark,) = ax.plot(pts["deadline_s"], pts["energy_j"], marker="o", markersize=3,
-                          label=label, **style)  # fmt: skip
-        if line is not None:
-            line = line.sort_values("deadline_s")
-            ax.plot(line["deadline_s"], line["energy_j"], color=mark.get_color(), linewidth=1)
+    for label, pts, color in _marked_lines(ax, points, curves, "energy_j", 1.0, 3, 1.0):
         if bound is None and "bound_j" in pts and pts["bound_j"].notna().any():
             b = pts[pts["bound_j"].notna()]
             ax.fill_between(
-                b["deadline_s"], b["bound_j"], b["energy_j"], color=mark.get_color(), alpha=0.2,
+                b["deadline_s"], b["bound_j"], b["energy_j"], color=color, alpha=0.2,
                 label=f"{label}: bound to energy",
             )  # fmt: skip
     _text(ax, title=title, xlabel="iteration time (s)", ylabel="energy per iteration (J)")
@@ -122,22 +113,40 @@ def frontier_gaps(
     many times, drawn as its line (the points are then markers only).
     """
     ax = _axes(ax)
-    lines = dict(_by_label(curves)) if curves is not None else {}
-    for label, pts in _by_label(points):
-        pts = pts[pts["gap"].notna()].sort_values("deadline_s")
-        line = lines.get(label)
-        style = {"linestyle": "none"} if line is not None else {"linewidth": 0.8}
-        (mark,) = ax.plot(pts["deadline_s"], 100.0 * pts["gap"], marker="o", markersize=2,
-                          label=label, **style)  # fmt: skip
-        if line is not None:
-            line = line[line["gap"].notna()].sort_values("deadline_s")
-            ax.plot(line["deadline_s"], 100.0 * line["gap"], color=mark.get_color(),
-                    linewidth=0.8)  # fmt: skip
+    _marked_lines(ax, points, curves, "gap", 100.0, 2, 0.8)
     ax.set_ylim(bottom=0.0)
     _text(ax, title=title, xlabel="iteration time (s)", ylabel="gap to the proven bound (%)")
     ax.grid(alpha=0.3)
     _legend(ax)
     return ax
+
+
+def _marked_lines(
+    ax: Axes,
+    points: pd.DataFrame,
+    curves: pd.DataFrame | None,
+    column: str,
+    scale: float,
+    markersize: float,
+    linewidth: float,
+) -> list[tuple[str, pd.DataFrame, Any]]:
+    """Each label's points of ``column`` (times ``scale``) against ``deadline_s``: markers
+    on the label's line in ``curves`` when it has one, else joined by straight lines.
+    Rows without a value are left out. Returns (label, its points, its colour)."""
+    lines = dict(_by_label(curves)) if curves is not None else {}
+    out = []
+    for label, pts in _by_label(points):
+        pts = pts[pts[column].notna()].sort_values("deadline_s")
+        line = lines.get(label)
+        style = {"linestyle": "none"} if line is not None else {"linewidth": linewidth}
+        (mark,) = ax.plot(pts["deadline_s"], scale * pts[column], marker="o",
+                          markersize=markersize, label=label, **style)  # fmt: skip
+        if line is not None:
+            line = line[line[column].notna()].sort_values("deadline_s")
+            ax.plot(line["deadline_s"], scale * line[column], color=mark.get_color(),
+                    linewidth=linewidth)  # fmt: skip
+        out.append((label, pts, mark.get_color()))
+    return out
 
 
 def _by_label(points: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
