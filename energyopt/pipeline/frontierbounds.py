@@ -139,12 +139,8 @@ def frontier_bounds(
     frontier cross-check): ``NaN``.
     """
     times = np.asarray(times_s, dtype=float)
-    out = np.full(len(times), np.nan)
     curve = instance_curve(instance, time_limit=time_limit)
-    if curve is not None and len(times):
-        fast = curve.fastest_makespan_s * (1 - 1e-12) - 1e-15
-        ok = times * (1 + DEADLINE_RTOL) >= fast  # the evaluator's accepted makespan
-        out[ok] = curve.energy_bounds(times[ok])
+    out = np.full(len(times), np.nan) if curve is None else curve.energy_bounds(times)
     for ref in references:
         out = np.fmax(out, exact_frontier_bounds(instance, ref, times))
     if at_deadlines:

@@ -92,7 +92,7 @@ def solve_highs(
     budget = TimeBudget(time_limit)
     stop_at = budget.stop_at
     work, report = instance.filter_dominated() if filter_dominated else (instance, None)
-    evals = PlanEvaluations(instance, report and (lambda p: report.to_original(instance, p)))
+    evals = PlanEvaluations(instance, report)
     T = instance.deadline_s
     lp_bound, start = None, None
     if T is not None:
@@ -268,7 +268,7 @@ def _relaxed_start(
     if T is None:
         left = None if stop_at is None else curve_share * (stop_at - time.perf_counter())
         T, bound = _exact.best_free_deadline(work, time_limit=left)
-    evals = PlanEvaluations(instance, lambda p: report.to_original(instance, p))
+    evals = PlanEvaluations(instance, report)
     lp_bound, plan = _exact.relaxation_start(work, T, stop_at, evals.feasible)
     if lp_bound is None and plan is None:
         return None
@@ -413,7 +413,7 @@ def solve_cpsat(
     budget = TimeBudget(time_limit)
     stop_at = budget.stop_at
     work, report = instance.filter_dominated() if filter_dominated else (instance, None)
-    evals = PlanEvaluations(instance, report and (lambda p: report.to_original(instance, p)))
+    evals = PlanEvaluations(instance, report)
     T = instance.deadline_s
     lp_bound, hint = None, None
     if warm_start and T is not None:

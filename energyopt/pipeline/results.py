@@ -6,7 +6,6 @@ results here; :mod:`energyopt.pipeline.methods` registers them as methods.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from energyopt.core.result import Result
@@ -14,7 +13,7 @@ from energyopt.core.scoring import score
 from energyopt.core.status import TerminationReason
 from energyopt.pipeline.evaluator import PemEvaluation, PemSolution, evaluate
 from energyopt.pipeline.hooks import HOOKS
-from energyopt.pipeline.instance import PemInstance
+from energyopt.pipeline.instance import FilterReport, PemInstance
 
 FAMILY = HOOKS.name
 #: How far a solver's objective (or a bound) may stray from the evaluator's.
@@ -25,24 +24,21 @@ class PlanEvaluations:
     """Each plan evaluated once: a method compares its candidate plans, caps its bound and
     scores its result (``pem_result(..., evaluation=evals(plan))``) from one evaluation each.
 
-    Plans are given in the indices the method works in; ``to_original`` maps them to
-    ``instance``'s (after ``filter_dominated``), and the evaluation is the original plan's on
-    ``instance``, so that the one evaluation is the one of the plan the result reports.
+    Plans are given in the indices the method works in; ``report`` (``filter_dominated``'s,
+    ``None`` when the method works on ``instance`` itself) maps them to ``instance``'s, and
+    the evaluation is the original plan's on ``instance``, so that the one evaluation is the
+    one of the plan the result reports.
     """
 
-    def __init__(
-        self,
-        instance: PemInstance,
-        to_original: Callable[[tuple[int, ...]], tuple[int, ...]] | None = None,
-    ) -> None:
+    def __init__(self, instance: PemInstance, report: FilterReport | None = None) -> None:
         self.instance = instance
-        self._to_original = to_original
+        self._report = report
         self._seen: dict[tuple[int, ...], PemEvaluation] = {}
 
     def original(self, plan: tuple[int, ...]) -> tuple[int, ...]:
         """``plan`` in ``instance``'s option indices."""
         plan = tuple(plan)
-        return plan if self._to_original is None else tuple(self._to_original(plan))
+        return plan if self._report is None else self._report.to_original(self.instance, plan)
 
     def __call__(self, plan: tuple[int, ...]) -> PemEvaluation:
         key = tuple(plan)

@@ -82,6 +82,7 @@ def test_the_curve_is_computed_once_per_instance():
     inst = synthetic_instance(2, 2, 3, seed=7)
     frontierbounds._CURVES.pop(inst.instance_id, None)
     first = frontierbounds.instance_curve(inst)
+    assert first is not None and first.tangents
     assert frontierbounds.instance_curve(inst) is first
 
 

@@ -28,7 +28,6 @@ from energyopt.core.outcome import SolverOutcome
 from energyopt.core.result import Result
 from energyopt.core.status import SolutionStatus, TerminationReason
 from energyopt.core.timelimit import MIN_SOLVER_S
-from energyopt.pipeline.evaluator import PemSolution, evaluate
 from energyopt.pipeline.exact.solve import within_solver_tolerance
 from energyopt.pipeline.exact.timewindows import time_windows
 from energyopt.pipeline.instance import PemInstance
@@ -307,7 +306,7 @@ def reported_plan(
     instance: PemInstance,
     run: CpsatRun,
     start: tuple[int, ...] | None,
-    energy: Callable[[tuple[int, ...]], float] | None = None,
+    energy: Callable[[tuple[int, ...]], float],
 ) -> tuple[tuple[int, ...] | None, TerminationReason, list[str]]:
     """The plan to report, the termination, and notes for the message.
 
@@ -316,7 +315,7 @@ def reported_plan(
     and replaces CP-SAT's plan when it is better: CP-SAT's incumbent at the time
     limit, or even its optimum, which is optimal for times rounded up to the
     resolution, not for the instance. ``energy(plan)`` is the evaluator's energy of a
-    plan (by default asked here; a method passes the evaluations it scores with).
+    plan, from the evaluations the method scores with.
     """
     notes = list(run.notes)
     stop = TerminationReason.TIME_LIMIT
@@ -331,7 +330,7 @@ def reported_plan(
             notes.append("no plan found with the finest resolution tried; use the 'highs' method")
         return None, stop if run.stopped else TerminationReason.UNKNOWN, notes
     choice, termination = run.solve.choice, run.solve.outcome.termination
-    if start is not None and _better(energy or _energy(instance), start, choice):
+    if start is not None and _better(energy, start, choice):
         if choice is None:
             why = "CP-SAT found no plan before the time limit; reporting the relaxation's"
         elif termination is stop:
@@ -341,11 +340,6 @@ def reported_plan(
         notes.append(f"{why} rounded plan" + ("" if choice is None else " is better"))
         choice = start
     return choice, termination, notes
-
-
-def _energy(instance: PemInstance) -> Callable[[tuple[int, ...]], float]:
-    """``plan -> joules`` by the evaluator."""
-    return lambda plan: evaluate(instance, PemSolution(plan)).energy_j
 
 
 def _better(
@@ -361,7 +355,7 @@ def best_bound(
     cpsat_bound: float | None,
     lp_bound: float | None,
     choice: tuple[int, ...] | None,
-    energy: Callable[[tuple[int, ...]], float] | None = None,
+    energy: Callable[[tuple[int, ...]], float],
 ) -> float | None:
     """The larger of CP-SAT's bound and the hull relaxation's, both in joules at the deadline.
 
@@ -372,8 +366,7 @@ def best_bound(
     energy within HiGHS' tolerance (:func:`energyopt.pipeline.exact.solve.within_solver_tolerance`).
     """
     if lp_bound is not None and choice is not None:
-        joules = (energy or _energy(instance))(choice)
-        lp_bound = within_solver_tolerance(instance, lp_bound, joules)
+        lp_bound = within_solver_tolerance(instance, lp_bound, energy(choice))
     known = [b for b in (cpsat_bound, lp_bound) if b is not None]
     return max(known) if known else None
 

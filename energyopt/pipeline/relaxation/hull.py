@@ -291,7 +291,7 @@ class BoundCurve:
     def effective_bound(self, deadline_s: float) -> float | None:
         """Lower bound on the least effective energy of any plan accepted at ``deadline_s``."""
         T = accepted_makespan(deadline_s)
-        if T < self.fastest_makespan_s * (1 - 1e-12) - 1e-15:
+        if not self.reaches(T):
             return None
         # L is nonincreasing: past the cheapest makespan it is constant.
         T = min(T, self.cheapest_makespan_s)
@@ -302,11 +302,17 @@ class BoundCurve:
         eff = self.effective_bound(deadline_s)
         return None if eff is None else eff + self.blocking_w_per_s * deadline_s
 
+    def reaches(self, makespan_s: float | np.ndarray) -> bool | np.ndarray:
+        """Whether some plan finishes by ``makespan_s`` (the fastest makespan, up to rounding)."""
+        return makespan_s >= self.fastest_makespan_s * (1 - 1e-12) - 1e-15
+
     def energy_bounds(self, deadlines_s: np.ndarray) -> np.ndarray:
-        """:meth:`energy_bound` at every deadline of ``deadlines_s`` (all at least the
-        fastest makespan), bit for bit: the same floating-point operations, vectorized."""
+        """:meth:`energy_bound` at every deadline of ``deadlines_s``, bit for bit: the same
+        floating-point operations, vectorized; ``NaN`` where it is ``None``."""
         T = np.asarray(deadlines_s, dtype=float)
-        return self._envelope(T * (1 + DEADLINE_RTOL)) + self.blocking_w_per_s * T
+        accepted = accepted_makespan(T)
+        out = self._envelope(accepted) + self.blocking_w_per_s * T
+        return np.where(self.reaches(accepted), out, np.nan)
 
     def makespan_bounds(self, makespans_s: np.ndarray) -> np.ndarray:
         """Lower bounds on the energy of plans counted at their own makespan (no deadline):

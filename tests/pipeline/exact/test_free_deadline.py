@@ -123,6 +123,10 @@ def test_envelope_is_the_maximum_of_all_tangents(curve):
 def test_vectorised_bounds_equal_the_scalar_ones(curve, deadlines):
     T = np.array([max(t, curve.fastest_makespan_s) for t in deadlines])
     assert list(curve.energy_bounds(T)) == [curve.energy_bound(t) for t in T]
+    # Below the fastest makespan no plan is accepted: None for one deadline, NaN for many.
+    T = np.array(deadlines)
+    got = [None if np.isnan(b) else b for b in curve.energy_bounds(T)]
+    assert got == [curve.energy_bound(t) for t in T]
 
 
 def test_free_deadline_on_synthetic_4x8_is_the_earlier_one():
