@@ -68,10 +68,10 @@ def measured_tables(data: Path = DATA) -> tuple[EpochTimes, dict[str, float]]:
         df = read_zeus_power_trace(path)
         top = df[df["knob_value"] == df["knob_value"].max()]
         power[gpu] = float(top["power_w"].mean())
+        # A workload measured with several optimizers is one job per optimizer.
+        several = top.groupby("workload")["optimizer"].nunique() > 1
         for w, o, b, t in zip(top["workload"], top["optimizer"], top["batch_size"], top["time_s"]):
-            # A workload measured with several optimizers is one job per optimizer.
-            several = top[top["workload"] == w]["optimizer"].nunique() > 1
-            times.setdefault((f"{w} ({o})" if several else str(w), gpu), {})[int(b)] = float(t)
+            times.setdefault((f"{w} ({o})" if several[w] else str(w), gpu), {})[int(b)] = float(t)
     return times, power
 
 

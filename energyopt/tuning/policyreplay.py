@@ -21,7 +21,6 @@ from energyopt.core.result import Result
 from energyopt.core.scoring import score
 from energyopt.core.status import TerminationReason
 from energyopt.core.timelimit import TimeBudget
-from energyopt.tuning.cost import epoch_cost
 from energyopt.tuning.evaluator import exact_reference
 from energyopt.tuning.instance import TuningInstance
 from energyopt.tuning.realisation import (
@@ -186,15 +185,7 @@ def time_limited_result(
     b, p = incumbent_config(inst, log)
     i = inst.index_of_batch(b)
     ec, _ = best_epoch_costs(inst)
-    ratio = (
-        epoch_cost(
-            inst.epoch_time_s[i][inst.index_of_power(p)],
-            inst.avg_power_w[i][inst.index_of_power(p)],
-            inst.eta,
-            inst.max_power_w,
-        )
-        / ec[i]
-    )
+    ratio = inst.epoch_cost(b, p) / ec[i]
     tail = float(fixed_arm_costs(refs.head(T), i, ratio)[k:].sum())
     message = (
         f"time limit: replayed {k} of {T} recurrences; the other {T - k} run the "

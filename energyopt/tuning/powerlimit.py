@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from energyopt.core.instance import InstanceError
+from energyopt.tuning.cost import energy_time_cost
 
 if TYPE_CHECKING:  # pandas comes with the profile; selecting needs none of it
     import pandas as pd
@@ -134,20 +135,16 @@ def select(windows: list[Window], selector: Selector, num_gpus: int) -> int:
     if selector.name == "time":
         return min(windows, key=lambda w: w.time_s).power_limit_w
     if selector.name == "zeus-cost":
-        cost = [zeus_cost(w, selector.value, windows, num_gpus) for w in windows]
+        assert selector.value is not None
+        # Zeus's zeus_cost: MAXPOWER is the highest limit profiled, over all the job's GPUs.
+        max_power = max(w.power_limit_w for w in windows) * num_gpus
+        cost = [energy_time_cost(w.energy_j, w.time_s, selector.value, max_power) for w in windows]
         return windows[cost.index(min(cost))].power_limit_w
     assert selector.name == "max-slowdown" and selector.value is not None
     top = max(w.power_limit_w for w in windows)
     # Zeus reads the first window at the highest limit (there is one here).
     base = next(w.time_s for w in windows if w.power_limit_w == top)
     return min(w.power_limit_w for w in windows if w.time_s <= selector.value * base)
-
-
-def zeus_cost(w: Window, eta: float | None, windows: list[Window], num_gpus: int) -> float:
-    """``eta * energy + (1 - eta) * max_power * time`` (Zeus's ``zeus_cost``)."""
-    assert eta is not None
-    max_power = max(x.power_limit_w for x in windows) * num_gpus
-    return eta * w.energy_j + (1.0 - eta) * max_power * w.time_s
 
 
 def power_limit_choice(profile: str | Path | pd.DataFrame, selector: str) -> int:

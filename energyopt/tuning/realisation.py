@@ -37,7 +37,6 @@ import math
 
 import numpy as np
 
-from energyopt.tuning.cost import epoch_cost
 from energyopt.tuning.instance import TuningInstance
 
 #: Runs of one batch size within one recurrence that the table covers (the replay gives
@@ -105,13 +104,8 @@ def best_epoch_costs(inst: TuningInstance) -> tuple[np.ndarray, np.ndarray]:
     """Per batch size: the least epoch cost over P and the power limit giving it
     (Eq. 7; ties to the larger limit, as :func:`~energyopt.tuning.evaluator.exact_reference`)."""
     costs, limits = [], []
-    for i in range(len(inst.batch_sizes)):
-        ec = {
-            p: epoch_cost(
-                inst.epoch_time_s[i][j], inst.avg_power_w[i][j], inst.eta, inst.max_power_w
-            )
-            for j, p in enumerate(inst.power_limits_w)
-        }
+    for b in inst.batch_sizes:
+        ec = {p: inst.epoch_cost(b, p) for p in inst.power_limits_w}
         p = min(ec, key=lambda q: (ec[q], -q))
         costs.append(ec[p])
         limits.append(p)
