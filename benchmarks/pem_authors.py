@@ -1,6 +1,7 @@
 """Against the Perseus authors' published results, case by case, in their units.
 
-    python benchmarks/pem_authors.py [--data DIR] [--sections frontier,table6,envpipe] [--max-m M]
+    python benchmarks/pem_authors.py [--data DIR] [--sections frontier,table6,bound,fits,envpipe]
+        [--max-m M] [--fit-times K]
 
 Reads every case of ``DIR`` (default ``../shared/data/perseus-sosp24``) by the
 artifact's file names (``energyopt.pipeline.reference.published_cases``): any
@@ -21,6 +22,20 @@ model, GPU and microbatch count; the time unit comes from each frontier file.
     Perseus Table 6 with the authors' convention: the all-maximum-clock baseline
     charged blocking power only up to the frontier's fastest time. ``theirs``: from
     their file; ``ours``: the floored crawl's fastest point, same baseline.
+``bound``
+    Both frontiers against the proven bound, in their units: the convex-hull
+    relaxation's bound curve (``bound_curve``) on the floored instance at each of
+    their planned times (blocking up to that time). ``ours %``: our energy there
+    (as in ``frontier``) over the bound, minus 1, max and median; ``theirs %``:
+    their file's, min and median. A frontier whose gap is smaller than ours
+    anywhere could beat ours there; theirs never is (not in the default sections:
+    one bound curve per case, about 25 s of CPU on 8 x 96).
+``fits``
+    The crawl's two ways from the LP's durations to clocks
+    (``ClockFitter.fit_rows``, ``fit_down_rows``) on the floored instance, at
+    ``--fit-times`` times evenly over their frontier's range, with the relaxation's
+    durations at each: how much cheaper each plan is than the other at best (energy
+    with blocking up to the time), and where (not in the default sections).
 ``envpipe``
     ``envpipe`` (EnvPipe's own planner, default) against their EnvPipe result file:
     the file's time and energy over ours (10 and 80 on A100, the same in every row).
@@ -38,15 +53,18 @@ import pandas as pd
 import energyopt
 from energyopt.core.table import format_table
 from energyopt.pipeline import evaluate, instance_from_perseus_profile
+from energyopt.pipeline.crawl.clockfit import ClockFitter
 from energyopt.pipeline.evaluator import fastest_choice, uniform_clock_choice
 from energyopt.pipeline.reference import (
     compare_with_frontier,
     crawl_on_their_input,
     energy_at_horizon,
+    floored_instance,
     planned_frontier,
     published_cases,
     read_perseus_frontier,
 )
+from energyopt.pipeline.relaxation.hull import HullRelaxation, bound_curve
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "perseus-sosp24"
 #: Perseus Table 6 (%), by (model, GPU) and microbatch count.
@@ -90,6 +108,58 @@ def frontier_row(case, inst, ref, plans, cpu):
         f"{100 * np.median(ex):+.3f}",
         f"{int((ex > 0).sum())}/{len(ex)}",
         f"{cpu:.1f}",
+    ]
+
+
+def bound_row(case, inst, ref, plans):
+    """Our and their gaps to the relaxation's bound on the floored instance, at their times."""
+    comp = compare_with_frontier(inst, plans, ref)
+    tick = time.process_time()
+    lb = bound_curve(floored_instance(inst, ref.unit_s)).energy_bounds(ref.time_s)
+    cpu = time.process_time() - tick
+    ours, theirs = comp.ours / lb - 1, ref.energy_j / lb - 1
+    return [
+        case.model,
+        case.gpu,
+        case.num_microbatches,
+        f"{100 * np.nanmax(ours):.3f}",
+        f"{100 * np.nanmedian(ours):.3f}",
+        f"{100 * np.nanmin(theirs):.3f}",
+        f"{100 * np.nanmedian(theirs):.3f}",
+        f"{cpu:.1f}",
+    ]
+
+
+def fits_row(case, count):
+    """The two clock fittings of the same LP durations, each against the other, at best."""
+    inst = instance_from_perseus_profile(case.profile, case.num_microbatches, gpu=case.gpu)
+    ref = read_perseus_frontier(case.frontier)
+    fl = floored_instance(inst, ref.unit_s)
+    relax, fitter = HullRelaxation(fl), ClockFitter(fl)
+    blocking = fl.p_blocking_w * fl.num_stages
+    times = np.linspace(ref.time_s.min(), ref.time_s.max(), count)
+    energies = []
+    for T in times:
+        _, d = relax.solve(float(T))
+        row = []
+        for fit in (fitter.fit_rows, fitter.fit_down_rows):
+            pos, _ = fit(np.ascontiguousarray(d[fitter.order][:, None]))
+            plan = np.empty((1, fl.num_computations), dtype=np.int16)
+            fitter.option_rows(pos, plan)
+            ev = evaluate(fl, tuple(int(k) for k in plan[0]), None)
+            row.append(ev.energy_j + blocking * (T - ev.iteration_time_s))
+        energies.append(row)
+    e = np.array(energies)
+    down, first = e[:, 0] / e[:, 1] - 1, e[:, 1] / e[:, 0] - 1
+    k, j = int(np.argmax(down)), int(np.argmax(first))
+    return [
+        case.model,
+        case.gpu,
+        case.num_microbatches,
+        f"{100 * down[k]:.3f}",
+        f"{times[k]:.3f}",
+        f"{100 * first[j]:.3f}",
+        f"{times[j]:.3f}",
     ]
 
 
@@ -146,6 +216,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--sections", default="frontier,table6,envpipe")
     ap.add_argument("--max-m", type=int, default=None, help="only cases with M at most this")
+    ap.add_argument("--fit-times", type=int, default=41, help="times per case in 'fits'")
     args = ap.parse_args()
     cases = [
         c
@@ -156,12 +227,14 @@ def main() -> None:
         print(f"{args.data}: no published cases, skipped")
         return
     sections = set(args.sections.split(","))
-    f_rows, t_rows = [], []
-    if sections & {"frontier", "table6"}:
+    f_rows, t_rows, b_rows = [], [], []
+    if sections & {"frontier", "table6", "bound"}:
         for case in cases:
             inst, ref, plans, cpu = case_run(case)
             f_rows.append(frontier_row(case, inst, ref, plans, cpu))
             t_rows.append(table6_row(case, inst, ref, plans))
+            if "bound" in sections:
+                b_rows.append(bound_row(case, inst, ref, plans))
             print(f"  done {case.model} {case.gpu} M={case.num_microbatches}", flush=True)
     if "frontier" in sections:
         print("== frontier (their units)")
@@ -181,6 +254,24 @@ def main() -> None:
             "ours-paper",
         ]
         print(format_table(head, t_rows))
+    if "bound" in sections:
+        print("== bound (gap to the relaxation's bound on the floored instance, at their times)")
+        head = ["model", "gpu", "M", "ours max %", "ours median %", "theirs min %"]
+        head += ["theirs median %", "curve CPU s"]
+        print(format_table(head, b_rows))
+    if "fits" in sections:
+        print("== fits (each fitting's plan cheaper than the other's, at best, and where)")
+        head = [
+            "model",
+            "gpu",
+            "M",
+            "fit_down_rows cheaper %",
+            "at s",
+            "fit_rows cheaper %",
+            "at s",
+        ]
+        rows = [fits_row(c, args.fit_times) for c in cases]
+        print(format_table(head, rows))
     if "envpipe" in sections:
         print("== envpipe (file / ours; ours x 80 against the file)")
         head = ["model", "gpu", "M", "T ratio", "E ratio", "authors planner %", "paper planner %"]

@@ -14,9 +14,10 @@ integers of a tiny ``quantum`` (default 0.1 us), and each step moves as far as
 its cut stays optimal (:mod:`~energyopt.pipeline.crawl.hullpath` lists the steps).
 Between two events the durations move linearly, so the hull LP's optimal
 durations are known at *every* iteration time. The crawl turns them into clocks
-at every event and every ``tau`` (:mod:`~energyopt.pipeline.crawl.clockfit`): each
-computation runs the slowest Pareto option that fits in its window, so every
-plan meets its sample time with *measured* times.
+at every event and every ``tau`` (:mod:`~energyopt.pipeline.crawl.clockfit`), twice:
+each computation runs the slowest Pareto option that fits in its window, the slack
+going to the earliest computations first, or (every duration rounded down first) to
+the latest; so every plan meets its sample time with *measured* times.
 
 The event loop is :mod:`~energyopt.pipeline.crawl.hullpath`, the clock fitting
 :mod:`~energyopt.pipeline.crawl.clockfit`; this module samples the path, fits the
@@ -47,6 +48,8 @@ from energyopt.pipeline.paretoset import BATCH_ROWS, batch_evaluate
 
 #: The dtype of the default crawl's plans (``CrawlTrace.choices``): option indices.
 PLAN_DTYPE = np.int16
+#: Plans fitted per sample: :meth:`ClockFitter.fit_rows` and :meth:`ClockFitter.fit_down_rows`.
+FITS = 2
 
 
 def fastest_makespan(instance: PemInstance, dag: CompactDag) -> float:
@@ -80,6 +83,9 @@ def _crawl_samples(
 ) -> _Samples:
     """Clocks at every event and every ``tau_s`` along ``path``, with their scores.
 
+    Each sample's LP durations become two plans (:data:`FITS`): per chunk of samples
+    the plans of :meth:`ClockFitter.fit_rows`, then those of
+    :meth:`ClockFitter.fit_down_rows`, so a planned makespan appears twice.
     The plans (rows of option indices), their planned makespans (s), the hull LP's
     effective energy at them (J) and their measured makespans and energies. Stops
     adding chunks of plans after ``deadline`` (a ``time.perf_counter`` value).
@@ -95,8 +101,9 @@ def _crawl_samples(
     table_rows = _TableRows(path.hulls, fitter)
     t_min = fastest_makespan(instance, dag)
     last = len(path.L) - 1 if path.stats["stopped"].startswith("no finite") else -1
-    plans = out if out is not None else np.empty((len(k), instance.num_computations), np.int64)
-    lp_cost, T_meas, E_meas, done = [], [], [], 0
+    shape = (FITS * len(k), instance.num_computations)
+    plans = out if out is not None else np.empty(shape, np.int64)
+    planned, lp_cost, T_meas, E_meas, done = [], [], [], [], 0
     d_k, k_at, starts = path.d0, 0, None  # d_k: durations at the start of event k_at
     for lo in range(0, len(k), chunk):
         if deadline is not None and done and time.perf_counter() > deadline:
@@ -107,18 +114,34 @@ def _crawl_samples(
         starts = _event_starts(path, k0, k1, d_k)  # events k0 .. k1 - 1
         ds, cost, guess = _lp_rows(path, starts, kk, tq, table_rows)
         cap = np.where(kk == last, t_min, np.inf)
-        pos, t = fitter.fit_rows(ds, cap, guess=guess)
-        idx = fitter.option_rows(pos, plans[lo : lo + len(kk)])
-        lp_cost.append(cost)
-        T_meas.append(fitter.makespans_rows(t))
-        e_sum, t_sum = fitter.sums_in_order(pos, t, idx)
-        E_meas.append(e_sum + instance.p_blocking_w * (instance.num_stages * T_meas[-1] - t_sum))
-        done = lo + len(kk)
+        guesses = (guess, guess.copy())  # each fit overwrites its guess
+        for fit, g in zip((fitter.fit_rows, fitter.fit_down_rows), guesses):
+            pos, t = fit(ds, cap, guess=g)
+            rows = plans[done : done + len(kk)]
+            T, E = _scored_rows(instance, fitter, pos, t, rows)
+            planned.append(tq)
+            lp_cost.append(cost)
+            T_meas.append(T)
+            E_meas.append(E)
+            done += len(kk)
     got = _Samples(
-        plans[:done], T_q[:done] * path.quantum_s, *map(_joined, (lp_cost, T_meas, E_meas)), fitter
+        plans[:done],
+        _joined(planned) * path.quantum_s,
+        *map(_joined, (lp_cost, T_meas, E_meas)),
+        fitter,
     )
     _last_alone(instance, dag, got)
     return got
+
+
+def _scored_rows(
+    instance: PemInstance, fitter: ClockFitter, pos: np.ndarray, t: np.ndarray, out: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Fitted positions as plans written into ``out``, with measured makespans and energies."""
+    idx = fitter.option_rows(pos, out)
+    T = fitter.makespans_rows(t)
+    e_sum, t_sum = fitter.sums_in_order(pos, t, idx)
+    return T, e_sum + instance.p_blocking_w * (instance.num_stages * T - t_sum)
 
 
 def _joined(parts: list[np.ndarray]) -> np.ndarray:
@@ -351,7 +374,7 @@ def exact_crawl(
     # One array for the crawl's plans and the gap plans after them (at most one per
     # crawl plan): no copies of the plans to stack them. 16-bit option indices: a
     # quarter of the fresh memory (ClockFitter checks that every index fits).
-    samples = len(sample_times(path, float(tau_s))[0])
+    samples = FITS * len(sample_times(path, float(tau_s))[0])
     store = np.empty((2 * samples, instance.num_computations), dtype=PLAN_DTYPE)
     got = _crawl_samples(instance, path, float(tau_s), dag=dag, deadline=deadline, out=store)
     plans, planned_T, lp_cost = got.plans, got.planned_s, got.lp_cost
