@@ -32,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(r"<!--\s*docs-check:\s*(.+?)\s*-->\n(.*?)<!--\s*/docs-check\s*-->", re.S)
-NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+NUMBER = re.compile(r"(?<![\w.])(?<![A-Za-z]-)-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 #: Unit changes a doc may make: J -> kJ/MJ/GJ, fraction -> percent, s -> h.
 SCALES = (1.0, 1e-3, 1e-6, 1e-9, 100.0, 1 / 3600)
 

@@ -1,7 +1,9 @@
 """Against the Perseus authors' published results, case by case, in their units.
 
-    python benchmarks/pem_authors.py [--data DIR] [--sections frontier,table6,bound,fits,envpipe]
-        [--max-m M] [--fit-times K]
+    python benchmarks/pem_authors.py [--data DIR]
+        [--sections frontier,table6,bound,fits,emulated,envpipe]
+        [--max-m M] [--fit-times K] [--emulated-m M] [--units U,U] [--seeds S ...]
+        [--time-scale X] [--energy-scale X] [--noise X]
 
 Reads every case of ``DIR`` (default ``../shared/data/perseus-sosp24``) by the
 artifact's file names (``energyopt.pipeline.reference.published_cases``): any
@@ -36,6 +38,16 @@ model, GPU and microbatch count; the time unit comes from each frontier file.
     ``--fit-times`` times evenly over their frontier's range, with the relaxation's
     durations at each: how much cheaper each plan is than the other at best (energy
     with blocking up to the time), and where (not in the default sections).
+``emulated``
+    The same comparison on profiles we have no authors' frontier for: simulated
+    copies of each published profile (times x ``--time-scale``, energies x
+    ``--energy-scale``, each value x (1 +- ``--noise``), seeds ``--seeds``), at
+    ``--emulated-m`` microbatches and the units ``--units``. Their frontier is
+    emulated as the published ones were made: lowtime 0.3.0 on the options Pareto-
+    optimal in (time, raw energy), its reported cost plus blocking (on the A100 files
+    this gives their exact times and energies within 0.11 %: the ``lowtime`` row of
+    each case, 1 ms). Needs lowtime installed (``.venv/bin/pip install
+    lowtime==0.3.0``); skipped otherwise. Not in the default sections.
 ``envpipe``
     ``envpipe`` (EnvPipe's own planner, default) against their EnvPipe result file:
     the file's time and energy over ours (10 and 80 on A100, the same in every row).
@@ -44,6 +56,10 @@ model, GPU and microbatch count; the time unit comes from each frontier file.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import math
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -55,7 +71,9 @@ from energyopt.core.table import format_table
 from energyopt.pipeline import evaluate, instance_from_perseus_profile
 from energyopt.pipeline.crawl.clockfit import ClockFitter
 from energyopt.pipeline.evaluator import fastest_choice, uniform_clock_choice
+from energyopt.pipeline.options import OptionTable
 from energyopt.pipeline.reference import (
+    PublishedFrontier,
     compare_with_frontier,
     crawl_on_their_input,
     energy_at_horizon,
@@ -163,6 +181,80 @@ def fits_row(case, count):
     ]
 
 
+def raw_pareto(inst):
+    """``inst`` with only the options Pareto-optimal in (time, raw energy), as lowtime's input.
+
+    The slowest clocks cost more raw energy than faster ones, so they drop out: the
+    published frontiers end where that option set's slowest plan does.
+    """
+    tables = {}
+    for name, tb in inst.tables.items():
+        keep, best = [], math.inf
+        for t, e, f in sorted(zip(tb.time_s, tb.energy_j, tb.sm_clock_mhz)):
+            if e < best:
+                keep.append((f, t, e))
+                best = e
+        clocks, times, energies = zip(*keep)
+        tables[name] = OptionTable(clocks, times, energies)
+    return dataclasses.replace(inst, tables=tables)
+
+
+def emulated_frontier(inst, unit_s: float) -> tuple[PublishedFrontier, str]:
+    """lowtime's frontier as the published files hold it: planned time, reported energy."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import pem_crawl
+
+    lt = pem_crawl.run_lowtime(raw_pareto(inst), unit_s)
+    t = np.rint(lt["reported_time_s"] / unit_s) * unit_s
+    e = lt["reported_cost_j"] + inst.p_blocking_w * inst.num_stages * lt["reported_time_s"]
+    return PublishedFrontier(t, e, unit_s, "lowtime 0.3.0 (emulated)"), lt["stopped"]
+
+
+def scaled_copy(case, folder: Path, seed: int, args) -> Path:
+    """A simulated copy of the case's profile: scaled, each value x (1 +- noise)."""
+    df = pd.read_csv(case.profile)
+    rng = np.random.default_rng(seed)
+    for col, scale in (("time", args.time_scale), ("energy", args.energy_scale)):
+        df[col] = df[col] * scale * (1 + rng.uniform(-args.noise, args.noise, len(df)))
+    out = folder / f"{seed}" / case.profile.name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(out, index=False)
+    return out
+
+
+def emulated_rows(cases, args) -> list[list]:
+    """Each published profile and its simulated copies against lowtime's emulated frontier."""
+    rows = []
+    units = [float(u) for u in args.units.split(",")]
+    profiles = {(c.model, c.gpu): c for c in cases}
+    with tempfile.TemporaryDirectory() as tmp:
+        for (model, gpu), case in profiles.items():
+            M = args.emulated_m
+            sources = [("file", case.profile, 1e-3)]
+            sources += [
+                (f"copy, seed {sd} (simulated)", scaled_copy(case, Path(tmp), sd, args), u)
+                for sd in args.seeds
+                for u in units
+            ]
+            for label, profile, unit in sources:
+                inst = instance_from_perseus_profile(profile, M, gpu=gpu)
+                ref, stopped = emulated_frontier(inst, unit)
+                check = "-"
+                published = case.frontier.with_name(f"frontier_{model}_{gpu}_mb{M}.csv")
+                if label == "file" and published.exists():
+                    theirs = read_perseus_frontier(published)
+                    at = {int(k): e for k, e in zip(theirs.units, theirs.energy_j)}
+                    same = [(e, at[k]) for k, e in zip(ref.units, ref.energy_j) if k in at]
+                    dev = max(abs(a / b - 1) for a, b in same)
+                    check = f"{len(same)}/{len(theirs.units)} times, {100 * dev:.3f} %"
+                ex = compare_with_frontier(inst, crawl_on_their_input(inst, ref), ref).excess
+                rows.append([model, gpu, M, label, f"{unit:g}", len(ref.units), check,
+                             f"{100 * ex.max():+.4f}", f"{int((ex > 0).sum())}/{len(ex)}",
+                             stopped or "-"])  # fmt: skip
+                print(f"  done {model} {label} unit {unit:g}", flush=True)
+    return rows
+
+
 def table6_row(case, inst, ref, plans):
     """Savings with the authors' convention: baseline blocking up to the fastest time."""
     base_choice = uniform_clock_choice(inst, max_clock(inst)).choice
@@ -211,12 +303,25 @@ def envpipe_rows(cases) -> list[list]:
     return rows
 
 
+def pem_lowtime_version() -> str | None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import pem_crawl
+
+    return pem_crawl.lowtime_version()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--sections", default="frontier,table6,envpipe")
     ap.add_argument("--max-m", type=int, default=None, help="only cases with M at most this")
     ap.add_argument("--fit-times", type=int, default=41, help="times per case in 'fits'")
+    ap.add_argument("--emulated-m", type=int, default=12, help="microbatches in 'emulated'")
+    ap.add_argument("--units", default="0.001,0.0001", help="units (s) of 'emulated' copies")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2], help="copies' seeds")
+    ap.add_argument("--time-scale", type=float, default=1.6, help="copies' time factor")
+    ap.add_argument("--energy-scale", type=float, default=1.2, help="copies' energy factor")
+    ap.add_argument("--noise", type=float, default=0.03, help="copies' relative noise")
     args = ap.parse_args()
     cases = [
         c
@@ -272,6 +377,15 @@ def main() -> None:
         ]
         rows = [fits_row(c, args.fit_times) for c in cases]
         print(format_table(head, rows))
+    if "emulated" in sections:
+        if pem_lowtime_version() is None:
+            print("== emulated: lowtime is not installed (.venv/bin/pip install lowtime==0.3.0)")
+        else:
+            rows = emulated_rows(cases, args)
+            print("== emulated (lowtime's frontier as published; ours over it, max)")
+            head = ["model", "gpu", "M", "profile", "unit s", "their points"]
+            head += ["emulation vs file", "max %", "above", "lowtime stopped"]
+            print(format_table(head, rows))
     if "envpipe" in sections:
         print("== envpipe (file / ours; ours x 80 against the file)")
         head = ["model", "gpu", "M", "T ratio", "E ratio", "authors planner %", "paper planner %"]

@@ -105,7 +105,12 @@ def lowtime_version() -> str | None:
 
 
 def run_lowtime(instance: PemInstance, tau_s: float = 1e-3) -> dict:
-    """Crawl with lowtime; return reported (time, cost) per iteration and the plans."""
+    """Crawl with lowtime; return reported (time, cost) per iteration and the plans.
+
+    lowtime 0.3.0's Rust core panics on some inputs ("Max flow on unbounded DAG didn't
+    saturate", seen at a 0.1 ms unit on noisy profiles): the iterations reported
+    until then are returned, with the reason under ``"stopped"`` (empty otherwise).
+    """
     from lowtime.cost_model import ExponentialModel
     from lowtime.operation import (
         CandidateExecutionOptions,
@@ -150,11 +155,19 @@ def run_lowtime(instance: PemInstance, tau_s: float = 1e-3) -> dict:
     start = tuple(int(op.assigned_knob) for op in ops)
     solver = PhillipsDessouky(dag)
     reported_time, reported_cost, choices = [], [], [start]
-    for res in solver.run():
-        reported_time.append(res.real_time)
-        reported_cost.append(res.cost)
-        choices.append(tuple(int(op.assigned_knob) for op in ops))
+    stopped = ""
+    try:
+        for res in solver.run():
+            reported_time.append(res.real_time)
+            reported_cost.append(res.cost)
+            choices.append(tuple(int(op.assigned_knob) for op in ops))
+    except BaseException as exc:  # lowtime's Rust core panics (a BaseException) on some inputs
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        stopped = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        choices = choices[: len(reported_time) + 1]  # a plan read after its report only
     return {
+        "stopped": stopped,
         "runtime_s": time.perf_counter() - tick,
         "cpu_s": time.process_time() - ctick,
         "fit_s": fit_s,
