@@ -248,7 +248,7 @@ def test_a_last_plan_alone_in_its_chunk_is_scored_pairwise():
     e_sum, t_sum = fitter.sums_in_order(pos, t)
     T = fitter.makespans_rows(t)
     E = e_sum + inst.p_blocking_w * (inst.num_stages * T - t_sum)
-    got = hullcrawl._Samples(plans, T, T, T.copy(), E, fitter)
+    got = hullcrawl._Samples(plans, T, T, T.copy(), E, fitter, np.ones(len(T), dtype=bool))
     hullcrawl._last_alone(inst, dag, got)
     want_T, want_E = batch_evaluate(inst, np.asfortranarray(plans), dag)
     np.testing.assert_array_equal(got.time_s, want_T)
