@@ -310,6 +310,14 @@ def pem_lowtime_version() -> str | None:
     return pem_crawl.lowtime_version()
 
 
+FRONTIER_HEAD = ["model", "gpu", "M", "unit s", "their T0", "T0 floored", "our T0", "offset ms",
+                 "max %", "median %", "above", "crawl CPU s"]  # fmt: skip
+TABLE6_HEAD = ["model", "gpu", "M", "paper %", "theirs %", "our T0 planned", "ours %",
+               "ours-paper"]  # fmt: skip
+BOUND_HEAD = ["model", "gpu", "M", "ours max %", "ours median %", "theirs min %",
+              "theirs median %", "curve CPU s"]  # fmt: skip
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DATA)
@@ -341,29 +349,16 @@ def main() -> None:
             if "bound" in sections:
                 b_rows.append(bound_row(case, inst, ref, plans))
             print(f"  done {case.model} {case.gpu} M={case.num_microbatches}", flush=True)
-    if "frontier" in sections:
-        print("== frontier (their units)")
-        head = ["model", "gpu", "M", "unit s", "their T0", "T0 floored", "our T0", "offset ms"]
-        head += ["max %", "median %", "above", "crawl CPU s"]
-        print(format_table(head, f_rows))
-    if "table6" in sections:
-        print("== table6 (authors' convention)")
-        head = [
-            "model",
-            "gpu",
-            "M",
-            "paper %",
-            "theirs %",
-            "our T0 planned",
-            "ours %",
-            "ours-paper",
-        ]
-        print(format_table(head, t_rows))
-    if "bound" in sections:
-        print("== bound (gap to the relaxation's bound on the floored instance, at their times)")
-        head = ["model", "gpu", "M", "ours max %", "ours median %", "theirs min %"]
-        head += ["theirs median %", "curve CPU s"]
-        print(format_table(head, b_rows))
+    tables = [
+        ("frontier", "frontier (their units)", FRONTIER_HEAD, f_rows),
+        ("table6", "table6 (authors' convention)", TABLE6_HEAD, t_rows),
+        ("bound", "bound (gap to the relaxation's bound on the floored instance, at their times)",
+         BOUND_HEAD, b_rows),
+    ]  # fmt: skip
+    for name, title, head, rows in tables:
+        if name in sections:
+            print(f"== {title}")
+            print(format_table(head, rows))
     if "fits" in sections:
         print("== fits (each fitting's plan cheaper than the other's, at best, and where)")
         head = [

@@ -169,6 +169,18 @@ class ClockFitter:
         Map them to option indices with :meth:`option_rows`.
         """
         n, P = durations_s.shape
+        T, pos, t = self._fit_start(durations_s, cap_s, guess)
+        es = self._scratch("es", n, P)
+        lf = self._latest_finish(durations_s, T)
+        self._forward(pos, t, lf, T, es_out=es, guess=guess)
+        return self._relax(pos, T, passes - 1, t, es)[:2]
+
+    def _fit_start(
+        self, durations_s: np.ndarray, cap_s: np.ndarray | None, guess: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The fits' planned makespans (capped), position array (``guess`` itself where it
+        is a C-ordered int64 array of the right shape) and times array."""
+        n, P = durations_s.shape
         T = self.makespans_rows(durations_s)
         if cap_s is not None:
             T = np.minimum(T, cap_s)
@@ -177,11 +189,7 @@ class ClockFitter:
             pos = guess
         else:
             pos = self._scratch("pos", n, P, np.int64)
-        t = self._scratch("t", n, P)
-        es = self._scratch("es", n, P)
-        lf = self._latest_finish(durations_s, T)
-        self._forward(pos, t, lf, T, es_out=es, guess=guess)
-        return self._relax(pos, T, passes - 1, t, es)[:2]
+        return T, pos, self._scratch("t", n, P)
 
     def fit_down_rows(
         self,
@@ -204,14 +212,9 @@ class ClockFitter:
         when it is a C-ordered int64 array of the right shape).
         """
         n, P = durations_s.shape
-        T = self.makespans_rows(durations_s)
-        if cap_s is not None:
-            T = np.minimum(T, cap_s)
-        own = guess is not None and guess.shape == (n, P) and guess.dtype == np.int64
-        pos = guess if own and guess.flags.c_contiguous else self._scratch("pos", n, P, np.int64)
+        T, pos, t = self._fit_start(durations_s, cap_s, guess)
         if guess is not None and guess is not pos:
             pos[...] = guess
-        t = self._scratch("t", n, P)
         room = self._scratch("room", n, P)
         np.copyto(room, durations_s)
         pick = _slowest_fitting if guess is None else _guessed_fitting
