@@ -3,7 +3,7 @@
     python benchmarks/pem_authors.py [--data DIR]
         [--sections frontier,table6,bound,fits,emulated,envpipe]
         [--max-m M] [--fit-times K] [--emulated-m M] [--units U,U] [--seeds S ...]
-        [--time-scale X] [--energy-scale X] [--noise X]
+        [--time-scale X] [--energy-scale X] [--noise X] [--copy-gpu GPU]
 
 Reads every case of ``DIR`` (default ``../shared/data/perseus-sosp24``) by the
 artifact's file names (``energyopt.pipeline.reference.published_cases``): any
@@ -41,7 +41,8 @@ model, GPU and microbatch count; the time unit comes from each frontier file.
 ``emulated``
     The same comparison on profiles we have no authors' frontier for: simulated
     copies of each published profile (times x ``--time-scale``, energies x
-    ``--energy-scale``, each value x (1 +- ``--noise``), seeds ``--seeds``), at
+    ``--energy-scale``, each value x (1 +- ``--noise``), seeds ``--seeds``, the
+    blocking power of ``--copy-gpu``, A40's 70.38 W by default), at
     ``--emulated-m`` microbatches and the units ``--units``. Their frontier is
     emulated as the published ones were made: lowtime 0.3.0 on the options Pareto-
     optimal in (time, raw energy), its reported cost plus blocking (on the A100 files
@@ -237,7 +238,8 @@ def emulated_rows(cases, args) -> list[list]:
                 for u in units
             ]
             for label, profile, unit in sources:
-                inst = instance_from_perseus_profile(profile, M, gpu=gpu)
+                copy_gpu = gpu if label == "file" else args.copy_gpu
+                inst = instance_from_perseus_profile(profile, M, gpu=copy_gpu)
                 ref, stopped = emulated_frontier(inst, unit)
                 check = "-"
                 published = case.frontier.with_name(f"frontier_{model}_{gpu}_mb{M}.csv")
@@ -330,6 +332,7 @@ def main() -> None:
     ap.add_argument("--time-scale", type=float, default=1.6, help="copies' time factor")
     ap.add_argument("--energy-scale", type=float, default=1.2, help="copies' energy factor")
     ap.add_argument("--noise", type=float, default=0.03, help="copies' relative noise")
+    ap.add_argument("--copy-gpu", default="a40", help="copies' blocking-power preset")
     args = ap.parse_args()
     cases = [
         c
