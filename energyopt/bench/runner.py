@@ -84,7 +84,7 @@ def load_plugins(plugins: Sequence[str]) -> None:
 
 def check_bench_arguments(
     *,
-    suite: str | None,
+    suite: str | Sequence[str] | None,
     files: Sequence[str | Path],
     time_limit_s: float | None,
     grace_s: float = DEFAULT_GRACE_S,
@@ -103,13 +103,24 @@ def check_bench_arguments(
         raise ValueError(f"--jobs = {jobs!r}: must be a whole number")
     if jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {jobs}")
-    if suite is None and not files:
+    if not _suite_names(suite) and not files:
         raise ValueError("nothing to run: give --suite NAME and/or instance files")
+
+
+def _suite_names(suite: str | Sequence[str] | None) -> list[str]:
+    """The suite names of a ``suite`` argument (one name or several), each once, in order."""
+    if suite is None:
+        return []
+    names = [suite] if isinstance(suite, str) else list(suite)
+    for name in names:
+        if not isinstance(name, str):
+            raise ValueError(f"--suite = {name!r}: must be a suite name")
+    return list(dict.fromkeys(names))
 
 
 def plan_cells(
     *,
-    suite: str | None = None,
+    suite: str | Sequence[str] | None = None,
     files: Sequence[str | Path] = (),
     families: Sequence[str] | None = None,
     methods: Sequence[str] | None = None,
@@ -125,7 +136,8 @@ def plan_cells(
     Parameters
     ----------
     suite
-        Suite name (``smoke``, ``paper``) of every family with a suites module.
+        Suite name (``smoke``, ``paper``) of every family with a suites module, or
+        several names (each suite's cells, in order).
     files
         Instance JSON files (any family); a bad file raises :class:`InstanceError`.
     families
@@ -192,14 +204,17 @@ def _check_options(cells: list[Cell], options: dict[str, Any]) -> None:
 
 
 def _sources(
-    suite: str | None, files: Sequence[str | Path], families: Sequence[str] | None
+    suite: str | Sequence[str] | None,
+    files: Sequence[str | Path],
+    families: Sequence[str] | None,
 ) -> list[tuple[Any, str, str]]:
     """(instance, suite name or ``"file"``, origin) of every instance to run."""
     sources: list[tuple[Any, str, str]] = []
-    if suite is not None:
+    names = _suite_names(suite)
+    for name in names:
         for family in families_with_suites(families):
-            for i, inst in enumerate(suite_instances(family, suite)):
-                sources.append((inst, suite, f"{family}.suite({suite!r})[{i}]"))
+            for i, inst in enumerate(suite_instances(family, name)):
+                sources.append((inst, name, f"{family}.suite({name!r})[{i}]"))
     for path in files:
         inst = load_instance_file(path)
         if families and inst.family not in families:
@@ -207,8 +222,8 @@ def _sources(
         sources.append((inst, "file", str(path)))
     if not sources:
         raise ValueError(
-            f"no instances: no family provides suite {suite!r} yet"
-            if suite is not None
+            f"no instances: no family provides suite {', '.join(map(repr, names))} yet"
+            if names
             else "no instances in the given files for the selected families"
         )
     return sources

@@ -22,7 +22,11 @@ def register(sub: Any) -> None:
         "run skips the cells already there.",
     )
     p.add_argument("files", nargs="*", help="instance JSON files (any family), besides --suite")
-    p.add_argument("--suite", help=f"suite of every family that has one ({', '.join(SUITE_NAMES)})")
+    p.add_argument(
+        "--suite",
+        action="append",
+        help=f"suite of every family that has one ({', '.join(SUITE_NAMES)}; repeatable)",
+    )
     p.add_argument("--family", action="append", help="only this family (repeatable)")
     add_method_argument(p, required=False)
     p.add_argument("--seeds", nargs="+", type=seed_argument, default=[0], metavar="SEED")

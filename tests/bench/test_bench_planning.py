@@ -136,3 +136,16 @@ def test_server_starts_without_pandas_and_imports_the_late_modules_once_ready():
     assert ready == {m: m in STARTED_WITH for m in names}
     late = ("pandas", "ortools.sat.python.cp_model", "scipy.optimize")
     assert later == {m: m in STARTED_WITH or m in late for m in names}
+
+
+def test_every_suite_given_is_planned_once():
+    # Regression: `bench --suite smoke --suite paper` ran only the paper suite.
+    one = plan_cells(suite="smoke", families=["capacity"], methods=["randomized-greedy"])
+    both = plan_cells(
+        suite=["smoke", "paper", "smoke"], families=["capacity"], methods=["randomized-greedy"]
+    )
+    paper = plan_cells(suite="paper", families=["capacity"], methods=["randomized-greedy"])
+    assert {c.suite for c in both} == {"smoke", "paper"}
+    assert {c.key for c in both} == {c.key for c in one} | {c.key for c in paper}
+    with pytest.raises(ValueError, match="must be a suite name"):
+        check_bench_arguments(suite=["smoke", 3], files=[], time_limit_s=1.0)
