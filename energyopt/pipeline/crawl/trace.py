@@ -21,6 +21,11 @@ class CrawlTrace:
         times tau) and modelled effective energy plus ``P_b * S * T``.
     time_s, energy_j
         Measured: makespan and energy (blocking up to the makespan) of the clocks.
+    repair_rows
+        The rows the end repairs start from (``None``: all). The hull crawl names
+        its ``fit_rows`` plans and their gap plans, the plans it made before it kept
+        a second fitting, so that the repairs start where they did and the second
+        fitting's plans only add points.
     """
 
     choices: np.ndarray
@@ -29,3 +34,4 @@ class CrawlTrace:
     time_s: np.ndarray
     energy_j: np.ndarray
     stats: dict[str, Any]
+    repair_rows: np.ndarray | None = None
