@@ -413,25 +413,54 @@ def exact_crawl(
 def _gap_plans_of_both(
     instance: PemInstance, got: _Samples, store: np.ndarray, n_crawl: int
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Gap plans (:func:`gap_plans`) of the ``fit_rows`` plans' frontier and of all plans'.
+    """Gap plans (:func:`gap_plans`) of the frontier of all plans and of the ``fit_rows`` plans'.
 
-    Written into ``store`` after the ``n_crawl`` samples; returns the targets, the
-    new makespans and how many of them are the first set's. The first set is what
-    the crawl relaxed before it kept the ``fit_down_rows`` plans too: the new points
-    change which point is whose neighbour, so without it a point relaxed before
-    could go missing (on synthetic 4 x 8 one was 0.17 % cheaper than the frontier
-    without it).
+    Written into ``store`` after the ``n_crawl`` samples, the ``fit_rows`` frontier's
+    first; returns the targets, the new makespans and how many are the ``fit_rows``
+    frontier's. That set is what the crawl relaxed before it kept the
+    ``fit_down_rows`` plans too: the new points change which point is whose
+    neighbour, so without it a point relaxed before could go missing (on synthetic
+    4 x 8 one was 0.17 % cheaper than the frontier without it). A pair of
+    neighbours that both frontiers share is relaxed once.
     """
-    parts, at = [], n_crawl
-    for rows in (np.flatnonzero(got.first_fit), slice(None)):
-        plans = got.plans[rows]
-        target, spans = _relaxed_gaps(
-            instance, got.fitter, plans, got.time_s[rows], got.energy_j[rows], store[at:]
-        )
-        parts.append((target, spans))
-        at += len(target)
-    targets = np.concatenate([t for t, _ in parts])
-    return targets, np.concatenate([sp for _, sp in parts]), len(parts[0][0])
+    first = np.flatnonzero(got.first_fit)
+    src1, dst1 = _neighbours(instance, got.time_s[first], got.energy_j[first])
+    src1, dst1 = first[src1], first[dst1]
+    src, dst = _neighbours(instance, got.time_s, got.energy_j)
+    shared = np.isin(src1 * len(got.plans) + dst1, src * len(got.plans) + dst)
+    src1, dst1 = src1[~shared], dst1[~shared]
+    target = got.time_s[np.concatenate([dst1, dst])] * (1 - 1e-12)
+    rows = np.concatenate([src1, src])
+    spans = _relaxed_rows(got.fitter, got.plans, rows, target, store[n_crawl:])
+    return target, spans, len(src1)
+
+
+def _neighbours(
+    instance: PemInstance, T_s: np.ndarray, E_j: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each frontier point (Perseus Eq. 4) and the next slower one, as two index arrays."""
+    from energyopt.pipeline.paretoset import pareto_indices
+
+    keep = pareto_indices(T_s, E_j - instance.p_blocking_w * instance.num_stages * T_s)
+    keep = np.asarray(keep, dtype=np.int64)
+    return keep[:-1], keep[1:]
+
+
+def _relaxed_rows(
+    fitter: ClockFitter,
+    plans: np.ndarray,
+    rows: np.ndarray,
+    target: np.ndarray,
+    out: np.ndarray,
+    chunk: int = 1024,
+) -> np.ndarray:
+    """Plans ``rows`` relaxed to ``target`` (:meth:`ClockFitter.relax_options`) into ``out``;
+    returns their makespans."""
+    spans = np.empty(len(rows))
+    for lo in range(0, len(rows), chunk):
+        hi = min(lo + chunk, len(rows))
+        spans[lo:hi] = fitter.relax_options(plans[rows[lo:hi]], target[lo:hi], out[lo:hi])
+    return spans
 
 
 def gap_plans(
@@ -465,16 +494,6 @@ def _relaxed_gaps(
     chunk: int = 1024,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`gap_plans` into the first rows of ``out``: the targets and the new makespans."""
-    from energyopt.pipeline.paretoset import pareto_indices
-
-    C = E_j - instance.p_blocking_w * instance.num_stages * T_s
-    keep = pareto_indices(T_s, C)
-    if len(keep) < 2:
-        return T_s[:0], T_s[:0]
-    target = T_s[keep[1:]] * (1 - 1e-12)
-    m = len(keep) - 1
-    spans = np.empty(m)
-    for lo in range(0, m, chunk):
-        hi = min(lo + chunk, m)
-        spans[lo:hi] = fitter.relax_options(plans[keep[lo:hi]], target[lo:hi], out[lo:hi])
-    return target, spans
+    src, dst = _neighbours(instance, T_s, E_j)
+    target = T_s[dst] * (1 - 1e-12)
+    return target, _relaxed_rows(fitter, plans, src, target, out, chunk)
