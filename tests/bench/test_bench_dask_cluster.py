@@ -43,6 +43,20 @@ def _spawn(args, env, tmp_path, name):
     )
 
 
+def _scheduler_address(sched_file, deadline: float) -> str | None:
+    """The address in the scheduler's file once it is written whole (None at ``deadline``).
+
+    The scheduler creates the file before it writes it: a file that exists can still
+    be empty or hold half a document (an empty file failed this fixture once).
+    """
+    while time.monotonic() < deadline:
+        try:
+            return json.loads(sched_file.read_text())["address"]
+        except (FileNotFoundError, json.JSONDecodeError, KeyError):
+            time.sleep(0.1)
+    return None
+
+
 @pytest.fixture
 def cluster(tmp_path):
     """(scheduler address, [worker processes], execution log) of a fresh localhost cluster."""
@@ -54,11 +68,8 @@ def cluster(tmp_path):
         _spawn([*dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                 "--scheduler-file", str(sched_file)], env, tmp_path, "scheduler")
     ]  # fmt: skip
-    deadline = time.monotonic() + 60
-    while not sched_file.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert sched_file.exists(), (tmp_path / "scheduler.log").read_text()
-    address = json.loads(sched_file.read_text())["address"]
+    address = _scheduler_address(sched_file, time.monotonic() + 60)
+    assert address, (tmp_path / "scheduler.log").read_text()
     workers = [
         _spawn([*dask, "worker", address, "--nthreads", "1", "--no-dashboard",
                 "--host", "127.0.0.1", "--name", f"w{i}"], env, tmp_path, f"worker{i}")
