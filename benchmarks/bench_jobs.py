@@ -269,9 +269,14 @@ class LocalCluster:
         ]  # fmt: skip
         CLUSTER_PIDS.add(self.procs[0].pid)
         deadline = time.monotonic() + 60
-        while not sched_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        self.address = json.loads(sched_file.read_text())["address"]
+        self.address = None
+        while self.address is None:  # the file exists before it is written whole
+            try:
+                self.address = json.loads(sched_file.read_text())["address"]
+            except (FileNotFoundError, json.JSONDecodeError, KeyError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
         for i in range(2):
             self.procs.append(
                 subprocess.Popen([*dask, "worker", self.address, "--nthreads", "1",
