@@ -68,15 +68,17 @@ def cluster(tmp_path):
         _spawn([*dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
                 "--scheduler-file", str(sched_file)], env, tmp_path, "scheduler")
     ]  # fmt: skip
-    address = _scheduler_address(sched_file, time.monotonic() + 60)
-    assert address, (tmp_path / "scheduler.log").read_text()
-    workers = [
-        _spawn([*dask, "worker", address, "--nthreads", "1", "--no-dashboard",
-                "--host", "127.0.0.1", "--name", f"w{i}"], env, tmp_path, f"worker{i}")
-        for i in range(2)
-    ]  # fmt: skip
-    procs += workers
+    # The processes stop whatever fails, the set-up included: a failed set-up once
+    # left its scheduler running.
     try:
+        address = _scheduler_address(sched_file, time.monotonic() + 60)
+        assert address, (tmp_path / "scheduler.log").read_text()
+        workers = [
+            _spawn([*dask, "worker", address, "--nthreads", "1", "--no-dashboard",
+                    "--host", "127.0.0.1", "--name", f"w{i}"], env, tmp_path, f"worker{i}")
+            for i in range(2)
+        ]  # fmt: skip
+        procs += workers
         yield address, workers, log
     finally:
         for p in reversed(procs):
