@@ -43,13 +43,14 @@ def _spawn(args, env, tmp_path, name):
     )
 
 
-def _scheduler_address(sched_file, deadline: float) -> str | None:
-    """The address in the scheduler's file once it is written whole (None at ``deadline``).
+def _scheduler_address(sched_file, tries: int = 600) -> str | None:
+    """The address in the scheduler's file once it is written whole (None after ``tries``
+    looks, 0.1 s apart: at least a minute).
 
     The scheduler creates the file before it writes it: a file that exists can still
     be empty or hold half a document (an empty file failed this fixture once).
     """
-    while time.monotonic() < deadline:
+    for _ in range(tries):
         try:
             return json.loads(sched_file.read_text())["address"]
         except (FileNotFoundError, json.JSONDecodeError, KeyError):
@@ -71,7 +72,7 @@ def cluster(tmp_path):
     # The processes stop whatever fails, the set-up included: a failed set-up once
     # left its scheduler running.
     try:
-        address = _scheduler_address(sched_file, time.monotonic() + 60)
+        address = _scheduler_address(sched_file)
         assert address, (tmp_path / "scheduler.log").read_text()
         workers = [
             _spawn([*dask, "worker", address, "--nthreads", "1", "--no-dashboard",
