@@ -200,12 +200,19 @@ def raw_pareto(inst):
     return dataclasses.replace(inst, tables=tables)
 
 
-def emulated_frontier(inst, unit_s: float) -> tuple[PublishedFrontier, str]:
-    """lowtime's frontier as the published files hold it: planned time, reported energy."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+def _pem_crawl():
+    """``benchmarks/pem_crawl.py``, the lowtime runner (imported once, from this folder)."""
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
     import pem_crawl
 
-    lt = pem_crawl.run_lowtime(raw_pareto(inst), unit_s)
+    return pem_crawl
+
+
+def emulated_frontier(inst, unit_s: float) -> tuple[PublishedFrontier, str]:
+    """lowtime's frontier as the published files hold it: planned time, reported energy."""
+    lt = _pem_crawl().run_lowtime(raw_pareto(inst), unit_s)
     t = np.rint(lt["reported_time_s"] / unit_s) * unit_s
     e = lt["reported_cost_j"] + inst.p_blocking_w * inst.num_stages * lt["reported_time_s"]
     return PublishedFrontier(t, e, unit_s, "lowtime 0.3.0 (emulated)"), lt["stopped"]
@@ -305,13 +312,6 @@ def envpipe_rows(cases) -> list[list]:
     return rows
 
 
-def pem_lowtime_version() -> str | None:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import pem_crawl
-
-    return pem_crawl.lowtime_version()
-
-
 FRONTIER_HEAD = ["model", "gpu", "M", "unit s", "their T0", "T0 floored", "our T0", "offset ms",
                  "max %", "median %", "above", "crawl CPU s"]  # fmt: skip
 TABLE6_HEAD = ["model", "gpu", "M", "paper %", "theirs %", "our T0 planned", "ours %",
@@ -376,7 +376,7 @@ def main() -> None:
         rows = [fits_row(c, args.fit_times) for c in cases]
         print(format_table(head, rows))
     if "emulated" in sections:
-        if pem_lowtime_version() is None:
+        if _pem_crawl().lowtime_version() is None:
             print("== emulated: lowtime is not installed (.venv/bin/pip install lowtime==0.3.0)")
         else:
             rows = emulated_rows(cases, args)

@@ -116,13 +116,13 @@ def _crawl_samples(
         starts = _event_starts(path, k0, k1, d_k)  # events k0 .. k1 - 1
         ds, cost, guess = _lp_rows(path, starts, kk, tq, table_rows)
         cap = np.where(kk == last, t_min, np.inf)
-        guesses = (guess, guess.copy())  # each fit overwrites its guess
-        for fit, g in zip((fitter.fit_rows, fitter.fit_down_rows), guesses):
+        fits = ((fitter.fit_rows, guess, True), (fitter.fit_down_rows, guess.copy(), False))
+        for fit, g, is_first in fits:  # each fit overwrites its guess
             pos, t = fit(ds, cap, guess=g)
             rows = plans[done : done + len(kk)]
             T, E = _scored_rows(instance, fitter, pos, t, rows)
             planned.append(tq)
-            first.append(np.full(len(kk), fit == fitter.fit_rows))
+            first.append(np.full(len(kk), is_first))
             lp_cost.append(cost)
             T_meas.append(T)
             E_meas.append(E)

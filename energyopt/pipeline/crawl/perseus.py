@@ -213,12 +213,12 @@ def _repaired(
     (:func:`~energyopt.pipeline.crawl.repair.slow_end_trace`,
     :func:`~energyopt.pipeline.crawl.repair.fast_end_trace`); they only add plans, so
     the frontier never gets worse. Within ``time_limit`` the repairs end by 85 %
-    of it, so the union is still scored. The repairs start from the hull crawl's
-    ``repair_rows`` (:func:`_repair_input`).
+    of it, so the union is still scored. The repairs read the hull crawl's
+    ``repair_rows`` only (``CrawlTrace.repair_rows``).
     """
     if runs != [("exact", "-")] or _early(traces[0].stats["stopped"]):
         return traces, runs
-    hull = _repair_input(traces[0])
+    hull = traces[0]
     with remembered_fits():  # both repairs fit the same tables
         for name, repair in (("repair", slow_end_trace), ("repair-fast", fast_end_trace)):
             left = None
@@ -228,21 +228,6 @@ def _repaired(
             if got is not None:
                 traces, runs = [*traces, got], [*runs, (name, "exponential")]
     return traces, runs
-
-
-def _repair_input(trace: CrawlTrace) -> CrawlTrace:
-    """The rows of ``trace`` that the end repairs start from (``trace.repair_rows``)."""
-    rows = trace.repair_rows
-    if rows is None or len(rows) == len(trace.choices):
-        return trace
-    return CrawlTrace(
-        trace.choices[rows],
-        trace.planned_time_s[rows],
-        trace.planned_energy_j[rows],
-        trace.time_s[rows],
-        trace.energy_j[rows],
-        trace.stats,
-    )
 
 
 def _merged_trace(

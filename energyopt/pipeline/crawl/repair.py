@@ -44,6 +44,17 @@ SLOW_SHARE = 0.2
 FAST_SHARE = 0.2
 
 
+def _start_rows(trace: CrawlTrace) -> np.ndarray:
+    """The rows of ``trace`` a repair reads: its ``repair_rows`` (all when ``None``).
+
+    The hull crawl names its ``fit_rows`` plans and their gap plans, so that the
+    repairs run as they did before it kept a second fitting's plans too.
+    """
+    if trace.repair_rows is None:
+        return np.arange(len(trace.time_s))
+    return trace.repair_rows
+
+
 def repair_steps(trace: CrawlTrace, tau_s: float, share: float = SLOW_SHARE) -> int:
     """Steps of ``tau_s`` that cover the slowest ``share`` of ``trace``'s makespans (0: none).
 
@@ -51,7 +62,7 @@ def repair_steps(trace: CrawlTrace, tau_s: float, share: float = SLOW_SHARE) -> 
     so the count covers ``share`` of the range between the fastest and the
     slowest measured makespan of the crawl's plans.
     """
-    T = np.asarray(trace.time_s, dtype=float)
+    T = np.asarray(trace.time_s, dtype=float)[_start_rows(trace)]
     T = T[np.isfinite(T)]
     if len(T) < 2 or share <= 0:
         return 0
@@ -115,8 +126,9 @@ def fast_end_trace(
     slower; the crawl runs from it to T_min (module doc). Parameters and return
     value as :func:`slow_end_trace`.
     """
-    T = np.asarray(trace.time_s, dtype=float)
-    E = np.asarray(trace.energy_j, dtype=float)
+    rows = _start_rows(trace)
+    T = np.asarray(trace.time_s, dtype=float)[rows]
+    E = np.asarray(trace.energy_j, dtype=float)[rows]
     ok = np.isfinite(T) & np.isfinite(E)
     if ok.sum() < 2 or share <= 0 or (time_limit is not None and time_limit <= 0):
         return None
@@ -124,7 +136,7 @@ def fast_end_trace(
     fits = np.flatnonzero(ok & (T <= target))
     blocking = instance.p_blocking_w * instance.num_stages
     best = fits[np.argmin(E[fits] + blocking * (target - T[fits]))]
-    start = tuple(int(k) for k in trace.choices[best])
+    start = tuple(int(k) for k in trace.choices[rows[best]])
     info = {"share": share, "start_time_s": float(T[best])}
     return _exponential_crawl(instance, tau_s, time_limit, progress, info, start=start)
 
